@@ -1,0 +1,166 @@
+#include "topology/fabric.hpp"
+
+#include "sim/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+namespace ibn::topo {
+
+std::string to_string(NodeKind k) {
+  switch (k) {
+  case NodeKind::Hca: return "hca";
+  case NodeKind::Switch: return "switch";
+  case NodeKind::Router: return "router";
+  case NodeKind::Aggregator: return "aggregator";
+  }
+  return "?";
+}
+
+std::string to_string(Medium m) { return m == Medium::Dac ? "dac" : "fiber"; }
+
+Medium parse_medium(const std::string& text, const std::string& what) {
+  if (text == "dac" || text == "copper") return Medium::Dac;
+  if (text == "fiber" || text == "fibre" || text == "aoc") return Medium::Fiber;
+  throw InputError(what + ": unknown cable medium '" + text + "' (expected dac or fiber)");
+}
+
+std::int64_t propagation_ps_per_m(Medium m) { return m == Medium::Dac ? 4760 : 5130; }
+
+Link make_link(PortRef a, PortRef b, LinkSpeed speed, double length_m, Medium medium) {
+  Link l;
+  l.a = a;
+  l.b = b;
+  l.speed = speed;
+  l.length_m = length_m;
+  l.medium = medium;
+  l.latency = Time::ps(std::llround(length_m * static_cast<double>(propagation_ps_per_m(medium))));
+  return l;
+}
+
+NodeId Fabric::add_node(Node n) {
+  if (n.radix < 1) throw InputError("node '" + n.name + "': radix must be at least 1");
+  const auto id = static_cast<NodeId>(nodes_.size());
+  ports_.emplace_back(static_cast<std::size_t>(n.radix), kNoLink);
+  nodes_.push_back(std::move(n));
+  boost::add_vertex(graph_);
+  return id;
+}
+
+LinkId Fabric::add_link(const Link& l) {
+  auto check = [&](const PortRef& p) {
+    if (p.node >= nodes_.size()) throw InputError("link refers to unknown node id " + std::to_string(p.node));
+    const Node& n = nodes_[p.node];
+    if (p.port < 1 || p.port > n.radix)
+      throw InputError("node '" + n.name + "': port " + std::to_string(p.port) + " is outside 1.." +
+                       std::to_string(n.radix));
+    if (ports_[p.node][static_cast<std::size_t>(p.port - 1)] != kNoLink)
+      throw InputError("node '" + n.name + "': port " + std::to_string(p.port) + " is cabled twice");
+  };
+  check(l.a);
+  check(l.b);
+  if (l.a.node == l.b.node) throw InputError("node '" + nodes_[l.a.node].name + "': self-loop cable");
+  const auto id = static_cast<LinkId>(links_.size());
+  links_.push_back(l);
+  ports_[l.a.node][static_cast<std::size_t>(l.a.port - 1)] = id;
+  ports_[l.b.node][static_cast<std::size_t>(l.b.port - 1)] = id;
+  boost::add_edge(l.a.node, l.b.node, id, graph_);
+  return id;
+}
+
+std::optional<LinkId> Fabric::link_at(NodeId node, int port) const {
+  const auto& p = ports_.at(node);
+  if (port < 1 || port > static_cast<int>(p.size())) return std::nullopt;
+  const LinkId l = p[static_cast<std::size_t>(port - 1)];
+  if (l == kNoLink) return std::nullopt;
+  return l;
+}
+
+std::vector<LinkId> Fabric::links_of(NodeId node) const {
+  std::vector<LinkId> r;
+  for (LinkId l : ports_.at(node))
+    if (l != kNoLink) r.push_back(l);
+  return r;
+}
+
+std::optional<NodeId> Fabric::find_node(const std::string& n) const {
+  for (NodeId i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].name == n) return i;
+  return std::nullopt;
+}
+
+std::vector<NodeId> Fabric::hcas() const {
+  std::vector<NodeId> r;
+  for (NodeId i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].kind == NodeKind::Hca) r.push_back(i);
+  return r;
+}
+
+std::vector<NodeId> Fabric::switches() const {
+  std::vector<NodeId> r;
+  for (NodeId i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].kind == NodeKind::Switch || nodes_[i].kind == NodeKind::Router) r.push_back(i);
+  return r;
+}
+
+std::size_t Fabric::num_hosts() const {
+  std::set<int> hosts;
+  std::size_t unowned = 0;
+  for (const Node& n : nodes_) {
+    if (n.kind != NodeKind::Hca) continue;
+    if (n.host < 0) ++unowned;
+    else hosts.insert(n.host);
+  }
+  return hosts.size() + unowned;
+}
+
+int Fabric::max_tier() const {
+  int t = 0;
+  for (const Node& n : nodes_) t = std::max(t, n.tier);
+  return t;
+}
+
+void Fabric::validate() const {
+  if (nodes_.empty()) throw InputError("fabric has no nodes");
+  std::unordered_map<std::string, NodeId> names;
+  names.reserve(nodes_.size());
+  for (NodeId i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].name.empty()) throw InputError("node " + std::to_string(i) + " has no name");
+    if (!names.emplace(nodes_[i].name, i).second)
+      throw InputError("node name '" + nodes_[i].name + "' is used twice");
+  }
+  for (const Link& l : links_) {
+    if (l.a.node == l.b.node) throw InputError("node '" + nodes_[l.a.node].name + "': self-loop cable");
+    if (l.length_m < 0) throw InputError("cable at '" + nodes_[l.a.node].name + "' has a negative length");
+  }
+  // Connectivity: BFS from node 0 must reach every node.
+  std::vector<char> seen(nodes_.size(), 0);
+  std::queue<NodeId> q;
+  q.push(0);
+  seen[0] = 1;
+  std::size_t reached = 1;
+  while (!q.empty()) {
+    const NodeId n = q.front();
+    q.pop();
+    for (LinkId l : ports_[n]) {
+      if (l == kNoLink) continue;
+      const NodeId m = links_[l].other(n);
+      if (!seen[m]) {
+        seen[m] = 1;
+        ++reached;
+        q.push(m);
+      }
+    }
+  }
+  if (reached != nodes_.size()) {
+    for (NodeId i = 0; i < nodes_.size(); ++i)
+      if (!seen[i])
+        throw InputError("fabric is not connected: node '" + nodes_[i].name + "' cannot be reached from '" +
+                         nodes_[0].name + "' (" + std::to_string(nodes_.size() - reached) + " nodes unreachable)");
+  }
+}
+
+} // namespace ibn::topo

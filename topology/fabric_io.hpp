@@ -1,0 +1,32 @@
+#pragma once
+// Fabric serialisation: JSON (lossless round trip, with a schema version) and Graphviz DOT (for viewing).
+//
+// JSON layout (schema "ibnetsim.fabric", schema_version 1):
+//   {"schema": "ibnetsim.fabric", "schema_version": 1, "name": "...", "origin": {...generator params...},
+//    "nodes": [{"kind": "switch", "name": "...", "guid": "0x...", "radix": 64, "tier": 1, "host": -1,
+//               "plane": 0, "group": -1, "lid": 0, "description": ""}, ...],   // index in the array = NodeId
+//    "links": [{"a": [node, port], "b": [node, port], "speed": "4xNDR", "length_m": 3.0,
+//               "medium": "dac", "latency_ps": 14280}, ...]}                      // index = LinkId
+// Reading rejects unknown keys, missing keys, wrong types and inconsistent values with an InputError
+// naming the file and the JSON path (e.g. "fabric.json: links[12].a: port 70 is outside 1..64").
+#include "topology/fabric.hpp"
+
+#include <iosfwd>
+#include <string>
+
+namespace ibn::topo {
+
+inline constexpr int kFabricSchemaVersion = 1;
+
+nlohmann::json fabric_to_json(const Fabric& f);
+/// `source` names the file in error messages.
+Fabric fabric_from_json(const nlohmann::json& j, const std::string& source);
+
+void save_fabric_json(const Fabric& f, std::ostream& out);
+/// Reads a fabric JSON file; malformed JSON is reported with its line and column.
+Fabric load_fabric_json(const std::string& path);
+
+/// Graphviz DOT: one node per switch/HCA (shape by kind, rank by tier), one edge per cable labelled by speed.
+void save_fabric_dot(const Fabric& f, std::ostream& out);
+
+} // namespace ibn::topo
