@@ -1,4 +1,195 @@
+// `ibnetsim topo ...`: generate, import, describe and export fabrics (docs/CLI.md, "Topology").
 #include "apps/commands.hpp"
+#include "apps/fabric_loader.hpp"
+#include "sim/error.hpp"
+#include "sim/units.hpp"
+#include "topology/describe.hpp"
+#include "topology/fabric_io.hpp"
+#include "topology/generators.hpp"
+#include "topology/ibnetdiscover.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
 namespace ibn::app {
-void add_topo_commands(CLI::App& app) { app.add_subcommand("topo", "Generate, import, describe and export fabrics."); }
+namespace {
+
+void emit(const std::string& out_path, const std::string& content) {
+  if (out_path == "-") std::cout << content;
+  else write_file_atomic(out_path, content);
 }
+
+void emit_fabric_json(const topo::Fabric& f, const std::string& out_path) {
+  std::ostringstream s;
+  topo::save_fabric_json(f, s);
+  emit(out_path, s.str());
+  if (out_path != "-")
+    std::cerr << "wrote " << out_path << ": " << f.num_hosts() << " hosts, " << f.switches().size() << " switches, "
+              << f.num_links() << " links\n";
+}
+
+struct FatTreeOpts {
+  int tiers = 2, radix = 64, rails = 1, leaf_ports = 0;
+  std::string hosts, ratios = "1:1", rate = "NDR", cables, out = "-";
+};
+struct DragonflyOpts {
+  int a = 0, p = 0, h = 0, g = 0;
+  std::string arrangement = "absolute", rate = "NDR", out = "-";
+};
+struct KaryOpts {
+  int k = 4, n = 2;
+  std::string rate = "NDR", out = "-";
+};
+struct IoOpts {
+  std::string input, out = "-", format = "json";
+  bool json = false;
+};
+
+void add_generate(CLI::App& topo) {
+  auto* gen = topo.add_subcommand("generate", "Generate a fabric (fat-tree, kary-ntree, dragonfly) as JSON.");
+  gen->require_subcommand(1);
+
+  auto ft = std::make_shared<FatTreeOpts>();
+  auto* c = gen->add_subcommand("fat-tree", "2- or 3-tier fat-tree with any oversubscription per tier.\n"
+                                            "Example: ibnetsim topo generate fat-tree --tiers 2 --radix 64 "
+                                            "--hosts 1024 --oversubscription 2:1 --rate NDR -o fabric.json");
+  c->add_option("--tiers", ft->tiers, "switch tiers: 2 (leaf/spine) or 3 (leaf/spine/core)")->capture_default_str();
+  c->add_option("--radix", ft->radix, "switch ports")->capture_default_str();
+  c->add_option("--leaf-ports", ft->leaf_ports, "ports used on each leaf (default: the radix); the rest stay unused");
+  c->add_option("--hosts", ft->hosts, "servers (default: the most the tree holds); a partial tree fills leaves in order");
+  c->add_option("--oversubscription", ft->ratios, "downlink:uplink bandwidth per tier, leaf first: 2:1 or 2:1,1:1")
+      ->capture_default_str();
+  c->add_option("--rate", ft->rate, "link rate: EDR, HDR, NDR, XDR, NDR200, 4xHDR, 200Gbps")->capture_default_str();
+  c->add_option("--rails", ft->rails, "parallel planes; each host has one HCA per plane")->capture_default_str();
+  c->add_option("--cable-m", ft->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
+  c->add_option("-o,--output", ft->out, "output file ('-' = stdout)")->capture_default_str();
+  c->callback([ft] {
+    topo::FatTreeParams p;
+    p.tiers = ft->tiers;
+    p.radix = ft->radix;
+    if (ft->leaf_ports != 0) p.leaf_ports = ft->leaf_ports;
+    if (!ft->hosts.empty()) p.hosts = parse_positive_int(ft->hosts, "--hosts");
+    p.oversubscription = topo::parse_ratios(ft->ratios, "--oversubscription");
+    p.rails = ft->rails;
+    p.speed = topo::parse_link_speed(ft->rate, "--rate");
+    if (!ft->cables.empty()) p.cables = topo::parse_cable_lengths(ft->cables, "--cable-m");
+    emit_fabric_json(topo::build_fat_tree(p), ft->out);
+  });
+
+  auto ky = std::make_shared<KaryOpts>();
+  c = gen->add_subcommand("kary-ntree", "k-ary n-tree: k^n hosts, n levels of 2k-port switches.\n"
+                                        "Example: ibnetsim topo generate kary-ntree --k 8 --n 3 -o fabric.json");
+  c->add_option("--k", ky->k, "half the switch radix")->capture_default_str();
+  c->add_option("--n", ky->n, "levels (switch tiers), 1..3")->capture_default_str();
+  c->add_option("--rate", ky->rate, "link rate")->capture_default_str();
+  c->add_option("-o,--output", ky->out, "output file ('-' = stdout)")->capture_default_str();
+  c->callback([ky] {
+    topo::KaryNTreeParams p;
+    p.k = ky->k;
+    p.n = ky->n;
+    p.speed = topo::parse_link_speed(ky->rate, "--rate");
+    emit_fabric_json(topo::build_kary_ntree(p), ky->out);
+  });
+
+  auto df = std::make_shared<DragonflyOpts>();
+  c = gen->add_subcommand("dragonfly", "Dragonfly: g groups of a all-to-all routers, p hosts and h global links "
+                                       "per router (balanced a = 2p = 2h by default, g <= a*h+1).\n"
+                                       "Example: ibnetsim topo generate dragonfly --a 8 --p 4 --h 4 --g 33 -o df.json");
+  c->add_option("--a", df->a, "routers per group");
+  c->add_option("--p", df->p, "hosts per router");
+  c->add_option("--h", df->h, "global links per router");
+  c->add_option("--g", df->g, "groups (default a*h+1)");
+  c->add_option("--arrangement", df->arrangement, "global links: absolute, relative or circulant")
+      ->capture_default_str();
+  c->add_option("--rate", df->rate, "link rate")->capture_default_str();
+  c->add_option("-o,--output", df->out, "output file ('-' = stdout)")->capture_default_str();
+  c->callback([df] {
+    topo::DragonflyParams p;
+    p.a = df->a;
+    p.p = df->p;
+    p.h = df->h;
+    p.g = df->g;
+    p.arrangement = topo::parse_arrangement(df->arrangement, "--arrangement");
+    p.speed = topo::parse_link_speed(df->rate, "--rate");
+    emit_fabric_json(topo::build_dragonfly(p), df->out);
+  });
+}
+
+void add_import(CLI::App& topo) {
+  auto* imp = topo.add_subcommand("import", "Import a real fabric description.");
+  imp->require_subcommand(1);
+  auto o = std::make_shared<IoOpts>();
+  auto* c = imp->add_subcommand("ibnetdiscover", "Read `ibnetdiscover` or `ibnetdiscover -p` output.\n"
+                                                 "Example: ibnetsim topo import ibnetdiscover topo.txt -o fabric.json");
+  c->add_option("FILE", o->input, "ibnetdiscover output")->required();
+  c->add_option("-o,--output", o->out, "output fabric JSON ('-' = stdout)")->capture_default_str();
+  c->callback([o] {
+    auto r = topo::import_ibnetdiscover_file(o->input);
+    for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
+    emit_fabric_json(r.fabric, o->out);
+  });
+}
+
+void add_info(CLI::App& topo) {
+  auto o = std::make_shared<IoOpts>();
+  auto* c = topo.add_subcommand("info", "Describe a fabric: hosts, switches, links, per-tier ports and "
+                                        "oversubscription, bisection, diameter, path diversity.\n"
+                                        "Example: ibnetsim topo info fabric.json --json");
+  c->add_option("FABRIC", o->input, "fabric JSON or ibnetdiscover output")->required();
+  c->add_flag("--json", o->json, "print JSON instead of a table");
+  c->callback([o] {
+    const auto loaded = load_fabric_any(o->input);
+    for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
+    const auto s = topo::describe(loaded.fabric);
+    if (o->json) std::cout << topo::summary_to_json(s).dump(2) << "\n";
+    else std::cout << topo::summary_to_text(s);
+  });
+}
+
+void add_export(CLI::App& topo) {
+  auto o = std::make_shared<IoOpts>();
+  auto* c = topo.add_subcommand("export", "Write a fabric as DOT, JSON or ibnetdiscover text.\n"
+                                          "Example: ibnetsim topo export fabric.json --format dot -o fabric.dot");
+  c->add_option("FABRIC", o->input, "fabric JSON or ibnetdiscover output")->required();
+  c->add_option("--format", o->format, "dot, json or ibnetdiscover")
+      ->check(CLI::IsMember({"dot", "json", "ibnetdiscover"}))
+      ->capture_default_str();
+  c->add_option("-o,--output", o->out, "output file ('-' = stdout)")->capture_default_str();
+  c->callback([o] {
+    const auto loaded = load_fabric_any(o->input);
+    for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
+    std::ostringstream s;
+    if (o->format == "dot") topo::save_fabric_dot(loaded.fabric, s);
+    else if (o->format == "json") topo::save_fabric_json(loaded.fabric, s);
+    else topo::export_ibnetdiscover(loaded.fabric, s);
+    emit(o->out, s.str());
+  });
+}
+
+} // namespace
+
+LoadedFabric load_fabric_any(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open fabric file");
+  char first = 0;
+  while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
+  }
+  in.close();
+  if (first == '{') return {topo::load_fabric_json(path), {}};
+  auto r = topo::import_ibnetdiscover_file(path);
+  return {std::move(r.fabric), std::move(r.warnings)};
+}
+
+void add_topo_commands(CLI::App& app) {
+  auto* topo = app.add_subcommand("topo", "Generate, import, describe and export fabrics.");
+  topo->require_subcommand(1);
+  add_generate(*topo);
+  add_import(*topo);
+  add_info(*topo);
+  add_export(*topo);
+  add_routes_command(*topo);
+}
+
+} // namespace ibn::app

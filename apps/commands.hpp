@@ -6,6 +6,8 @@
 namespace ibn::app {
 
 void add_topo_commands(CLI::App& app);
+/// `topo routes` (apps/cmd_routes.cpp), added under the `topo` subcommand.
+void add_routes_command(CLI::App& topo);
 void add_list_command(CLI::App& app);
 void add_whatif_command(CLI::App& app);
 

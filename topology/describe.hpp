@@ -8,7 +8,15 @@
 //   for generated trees is leaf order), in Gb/s per direction; for generated fabrics the closed form of
 //   model-reference.md §6 is reported beside it (`bisection_closed_form_gbps`).
 // - diameter_hops: largest hop count (cables) of a shortest path between two HCAs.
-// - path diversity: number of distinct minimal paths between HCA pairs on different leaves (min/mean/max).
+// - path diversity: number of distinct minimal paths between HCA pairs on different leaves (min/mean/max
+//   over ordered HCA pairs; parallel cables are distinct paths); 1 when every HCA sits on one leaf.
+//   HCAs that are cabled to each other directly count as "different leaves" with one path per cable.
+//   Unreachable pairs count as 0 paths and clear `connected`; the diameter is over reachable pairs.
+//
+// Conventions: only switches and routers forward; HCAs and aggregation nodes are endpoints. Cables of
+// aggregation nodes (SHARP) are left out of the per-tier port counts and oversubscription.
+// Cost: one BFS over the deduplicated switch graph per leaf (CSR arrays), one push-relabel max-flow over
+// switches + 2 contracted terminals.
 #include "topology/fabric.hpp"
 
 #include <optional>
@@ -39,6 +47,7 @@ struct FabricSummary {
   int diameter_hops = 0;
   double path_diversity_min = 0, path_diversity_mean = 0, path_diversity_max = 0;
   std::size_t degraded_links = 0; ///< cables slower or narrower than the fastest cable of their tier pair
+  bool connected = true;          ///< every pair of HCAs is joined by a path through switches or a cable
 };
 
 FabricSummary describe(const Fabric& f);

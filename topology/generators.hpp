@@ -37,6 +37,7 @@ struct FatTreeParams {
   int radix = 64;                      ///< switch ports
   std::optional<std::int64_t> hosts;   ///< servers; default: the maximum the ratios allow
   std::vector<Ratio> oversubscription; ///< per tier below the top, leaf first; missing tiers are 1:1
+  std::optional<int> leaf_ports;       ///< ports used on each leaf (<= radix); default: all of them
   int rails = 1;                       ///< parallel planes; each host has one HCA per plane
   LinkSpeed speed;                     ///< every cable
   CableLengths cables;

@@ -1,6 +1,7 @@
 #include "topology/link_speed.hpp"
 
 #include "sim/error.hpp"
+#include "sim/units.hpp"
 
 #include <array>
 #include <cctype>
@@ -46,6 +47,15 @@ std::string LinkSpeed::to_string() const { return std::to_string(width) + "x" + 
 
 LinkSpeed parse_link_speed(std::string_view text, const std::string& what) {
   std::string u = upper(text);
+  // A plain rate ("200Gbps", "200Gb/s") picks the 4x link of that rate, else 2x, 1x, 8x, 12x.
+  if (!u.empty() && std::isdigit(static_cast<unsigned char>(u[0])) && u.find('X') == std::string::npos) {
+    const std::uint64_t bps = parse_plain_rate_bps(text, what);
+    for (int w : {4, 2, 1, 8, 12})
+      for (const auto& gi : kGens)
+        if (gi.lane_bps * static_cast<std::uint64_t>(w) == bps) return LinkSpeed{gi.gen, w};
+    throw InputError(what + ": no InfiniBand link runs at '" + std::string(text) +
+                     "' (data rates: EDR 100, HDR 200, NDR 400, XDR 800 Gb/s at 4x; 2x and 1x halve them)");
+  }
   LinkSpeed s;
   int width = 4;
   const auto x = u.find('X');

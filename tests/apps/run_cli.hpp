@@ -1,0 +1,38 @@
+#pragma once
+// Test helper: runs the built ibnetsim binary with a shell command line and captures output and exit code.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace ibn::test {
+
+struct CliResult {
+  int code = -1;
+  std::string out; ///< stdout and stderr together
+};
+
+inline CliResult run_cli(const std::string& args) {
+  const std::string cmd = std::string(IBNETSIM_BINARY) + " " + args + " 2>&1";
+  CliResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+/// A fresh, empty folder under the system temp dir for one test.
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  const auto d = std::filesystem::temp_directory_path() / ("ibnetsim-test-" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+} // namespace ibn::test
