@@ -12,6 +12,8 @@
 //   over ordered HCA pairs; parallel cables are distinct paths); 1 when every HCA sits on one leaf.
 //   HCAs that are cabled to each other directly count as "different leaves" with one path per cable.
 //   Unreachable pairs count as 0 paths and clear `connected`; the diameter is over reachable pairs.
+//   Exception: HCAs on different planes (rails) with no path between them are not counted at all, since
+//   separate rail planes are separate networks by design.
 //
 // Conventions: only switches and routers forward; HCAs and aggregation nodes are endpoints. Cables of
 // aggregation nodes (SHARP) are left out of the per-tier port counts and oversubscription.
@@ -32,6 +34,9 @@ struct TierSummary {
   std::size_t up_ports = 0;
   std::size_t lateral_ports = 0;          ///< cables to the same tier (dragonfly local/global, leaf-leaf)
   std::optional<double> oversubscription; ///< down bandwidth / up bandwidth; empty when no up-links
+  /// The largest down/up bandwidth ratio of a single switch of the tier (switches with up-links only).
+  /// Equals `oversubscription` on a uniform tier; differs on a partly populated leaf or a degraded cable.
+  std::optional<double> oversubscription_max;
 };
 
 struct FabricSummary {

@@ -136,30 +136,40 @@ void Fabric::validate() const {
     if (l.a.node == l.b.node) throw InputError("node '" + nodes_[l.a.node].name + "': self-loop cable");
     if (l.length_m < 0) throw InputError("cable at '" + nodes_[l.a.node].name + "' has a negative length");
   }
-  // Connectivity: BFS from node 0 must reach every node.
-  std::vector<char> seen(nodes_.size(), 0);
-  std::queue<NodeId> q;
-  q.push(0);
-  seen[0] = 1;
-  std::size_t reached = 1;
-  while (!q.empty()) {
-    const NodeId n = q.front();
-    q.pop();
-    for (LinkId l : ports_[n]) {
-      if (l == kNoLink) continue;
-      const NodeId m = links_[l].other(n);
-      if (!seen[m]) {
-        seen[m] = 1;
-        ++reached;
-        q.push(m);
+  // Connectivity: all nodes of one plane (rail) must lie in one connected component. A single-plane fabric
+  // must therefore be connected as a whole; K separate planes may form K components.
+  std::vector<int> comp(nodes_.size(), -1);
+  int components = 0;
+  for (NodeId start = 0; start < nodes_.size(); ++start) {
+    if (comp[start] >= 0) continue;
+    const int c = components++;
+    std::queue<NodeId> q;
+    q.push(start);
+    comp[start] = c;
+    while (!q.empty()) {
+      const NodeId n = q.front();
+      q.pop();
+      for (LinkId l : ports_[n]) {
+        if (l == kNoLink) continue;
+        const NodeId m = links_[l].other(n);
+        if (comp[m] < 0) {
+          comp[m] = c;
+          q.push(m);
+        }
       }
     }
   }
-  if (reached != nodes_.size()) {
-    for (NodeId i = 0; i < nodes_.size(); ++i)
-      if (!seen[i])
-        throw InputError("fabric is not connected: node '" + nodes_[i].name + "' cannot be reached from '" +
-                         nodes_[0].name + "' (" + std::to_string(nodes_.size() - reached) + " nodes unreachable)");
+  std::unordered_map<int, int> component_of_plane;
+  for (NodeId i = 0; i < nodes_.size(); ++i) {
+    auto [it, fresh] = component_of_plane.emplace(nodes_[i].plane, comp[i]);
+    if (!fresh && it->second != comp[i]) {
+      NodeId first = 0;
+      while (nodes_[first].plane != nodes_[i].plane) ++first;
+      throw InputError("fabric is not connected: node '" + nodes_[i].name + "' cannot be reached from '" +
+                       nodes_[first].name + "'" +
+                       (component_of_plane.size() > 1 ? " (plane " + std::to_string(nodes_[i].plane) + ")" : "") +
+                       "; " + std::to_string(components) + " connected components");
+    }
   }
 }
 

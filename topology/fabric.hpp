@@ -113,7 +113,8 @@ public:
   std::size_t num_hosts() const;        ///< distinct servers owning HCAs
   int max_tier() const;
 
-  /// Structural checks: every port within radix (enforced on insert), no self-loops, connected, names unique.
+  /// Structural checks: every port within radix (enforced on insert), no self-loops, names unique, and all
+  /// nodes of a plane (rail) in one connected component (so a single-plane fabric is connected).
   /// Throws InputError describing the first problem.
   void validate() const;
 

@@ -9,6 +9,14 @@
 //               "medium": "dac", "latency_ps": 14280}, ...]}                      // index = LinkId
 // Reading rejects unknown keys, missing keys, wrong types and inconsistent values with an InputError
 // naming the file and the JSON path (e.g. "fabric.json: links[12].a: port 70 is outside 1..64").
+// Required keys: top level schema, schema_version, nodes, links; node kind, name, radix, tier; link a, b,
+// speed. The others default as in Node/Link: name "", origin {}, guid 0, host -1, plane 0, group -1, lid 0,
+// description "", length_m 1, medium dac up to kDacMaxLengthM and fiber beyond, latency_ps from length and
+// medium. A latency_ps that is given is kept as is (it may come from a calibration); it must be >= 0.
+// schema_version is checked before anything else, so a newer file gets "schema_version N is not supported".
+// After loading, Fabric::validate() runs; its errors are prefixed with the file name.
+// Writing is deterministic (same fabric, same bytes): header keys in the order above, then one node or
+// link per line with keys in the documented order; GUIDs as "0x%016x".
 #include "topology/fabric.hpp"
 
 #include <iosfwd>

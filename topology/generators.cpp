@@ -78,16 +78,17 @@ Split split_ports(int radix, const Ratio& r, const std::string& tier_name, const
   std::ostringstream msg;
   msg << "radix " << radix << " at " << r.to_string() << " gives " << down << " down-ports per " << tier_name
       << " (must be a whole number). Nearest valid choices:";
-  // Simple ratios a:b (a+b <= 16, a >= b) that split this radix exactly, nearest below and above.
+  // The ratios planners use (a:1 and 1:b) that split this port count exactly, nearest below and above.
   const double want = r.value();
   std::optional<Ratio> below, above;
-  for (int a = 1; a <= 15; ++a)
-    for (int b = 1; a + b <= 16; ++b) {
-      if (std::gcd(a, b) != 1 || radix % (a + b) != 0) continue;
-      const double v = static_cast<double>(a) / b;
-      if (v < want && (!below || v > below->value())) below = Ratio{a, b};
-      if (v > want && (!above || v < above->value())) above = Ratio{a, b};
+  for (int k = 1; k < radix; ++k) {
+    if (radix % (k + 1) != 0) continue;
+    for (const Ratio c : {Ratio{k, 1}, Ratio{1, k}}) {
+      const double v = c.value();
+      if (v < want && (!below || v > below->value())) below = c;
+      if (v > want && (!above || v < above->value())) above = c;
     }
+  }
   for (const auto& c : {below, above})
     if (c) msg << " --oversubscription " << c->to_string() << " (" << radix / (c->down + c->up) * c->down << " down/"
                << radix / (c->down + c->up) * c->up << " up);";

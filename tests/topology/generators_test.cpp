@@ -33,7 +33,9 @@ std::map<int, std::size_t> switches_per_tier(const Fabric& f) {
   return m;
 }
 
-std::size_t used_ports(const Fabric& f, NodeId n) { return f.links_of(n).size(); }
+std::size_t used_ports(const Fabric& f, NodeId n) {
+  return f.links_of(n).size();
+}
 
 std::string error_of(const auto& fn) {
   try {
@@ -69,15 +71,17 @@ TEST_CASE("fat-tree 2-tier non-blocking radix 64: 2(R/2)^2 hosts, (2L-1)(R/2)^(L
 }
 
 TEST_CASE("fat-tree 2-tier oversubscribed: ratio from the graph equals the request, bisection N*b/(2r)") {
-  for (const auto& [ratio, r] : std::vector<std::pair<std::string, double>>{{"3:1", 3.0}, {"7:1", 7.0}, {"1:1", 1.0}}) {
+  // Radix 64: 3:1 -> 48 down / 16 up, 7:1 -> 56/8, 1:1 -> 32/32. Four full leaves each.
+  for (const auto& [ratio, r, down] :
+       std::vector<std::tuple<std::string, double, int>>{{"3:1", 3.0, 48}, {"7:1", 7.0, 56}, {"1:1", 1.0, 32}}) {
     CAPTURE(ratio);
-    const Fabric f = build_fat_tree(ft(2, 64, 512, ratio, "HDR"));
+    const std::int64_t hosts = 4 * down;
+    const Fabric f = build_fat_tree(ft(2, 64, hosts, ratio, "HDR"));
     const auto s = describe(f);
     CHECK(s.per_tier[0].oversubscription.value() == doctest::Approx(r));
-    if (f.origin.contains("bisection_closed_form_gbps")) {
-      CHECK(s.bisection_gbps == doctest::Approx(512 * 200.0 / (2 * r)));
-      CHECK(s.bisection_closed_form_gbps.value() == doctest::Approx(s.bisection_gbps));
-    }
+    REQUIRE(f.origin.contains("bisection_closed_form_gbps"));
+    CHECK(s.bisection_gbps == doctest::Approx(static_cast<double>(hosts) * 200.0 / (2 * r)));
+    CHECK(s.bisection_closed_form_gbps.value() == doctest::Approx(s.bisection_gbps));
   }
 }
 
@@ -87,7 +91,8 @@ TEST_CASE("fat-tree partial population matches the DGX SuperPOD H100 component t
     std::int64_t hosts;
     std::size_t leaves, spines, leaf_spine_cables;
   };
-  for (const Row& row : {Row{256, 8, 4, 256}, Row{512, 16, 8, 512}, Row{768, 24, 16, 768}, Row{1024, 32, 16, 1024}}) {
+  for (const Row& row :
+       {Row{256, 8, 4, 256}, Row{512, 16, 8, 512}, Row{768, 24, 16, 768}, Row{1024, 32, 16, 1024}}) {
     CAPTURE(row.hosts);
     const Fabric f = build_fat_tree(ft(2, 64, row.hosts, "1:1"));
     auto tiers = switches_per_tier(f);
@@ -112,7 +117,8 @@ TEST_CASE("fat-tree --leaf-ports leaves ports unused so radix 64 can run 4:1 and
   CHECK(s.bisection_gbps == doctest::Approx(480 * 400.0 / 8));
   p.oversubscription = parse_ratios("2:1", "r");
   p.leaf_ports = 66;
-  CHECK(error_of([&] { build_fat_tree(p); }).find("--leaf-ports must be between 2 and the radix 64") != std::string::npos);
+  CHECK(error_of([&] { build_fat_tree(p); }).find("--leaf-ports must be between 2 and the radix 64") !=
+        std::string::npos);
 }
 
 TEST_CASE("fat-tree partially filled last leaf: hosts fill leaves in order") {
@@ -191,13 +197,19 @@ TEST_CASE("fat-tree refuses impossible requests with the reason and nearest vali
   CHECK(e.find("--oversubscription 7:1") != std::string::npos);
   CHECK(e.find("--radix 60") != std::string::npos);
   CHECK(e.find("--leaf-ports 60 (4 ports unused)") != std::string::npos);
-  CHECK(error_of([] { build_fat_tree(ft(2, 64, 5000, "1:1")); }).find("at most 2048 hosts") != std::string::npos);
-  CHECK(error_of([] { build_fat_tree(ft(4, 64, 10, "1:1")); }).find("--tiers must be 2 or 3") != std::string::npos);
+  CHECK(error_of([] { build_fat_tree(ft(2, 64, 5000, "1:1")); }).find("at most 2048 hosts") !=
+        std::string::npos);
+  CHECK(error_of([] { build_fat_tree(ft(4, 64, 10, "1:1")); }).find("--tiers must be 2 or 3") !=
+        std::string::npos);
   CHECK(error_of([] { build_fat_tree(ft(2, 64, 10, "1:1,1:1")); }).find("2 ratios") != std::string::npos);
-  CHECK(error_of([] { parse_ratios("2-1", "--oversubscription"); }).find("expected down:up") != std::string::npos);
-  CHECK(error_of([] { parse_ratios("0:1", "--oversubscription"); }).find("must be positive") != std::string::npos);
-  CHECK(error_of([] { build_fat_tree(ft(2, 64, -3, "1:1")); }).find("--hosts must be at least 1") != std::string::npos);
-  CHECK(error_of([] { parse_cable_lengths("core=3", "--cable-m"); }).find("unknown cable tier") != std::string::npos);
+  CHECK(error_of([] { parse_ratios("2-1", "--oversubscription"); }).find("expected down:up") !=
+        std::string::npos);
+  CHECK(error_of([] { parse_ratios("0:1", "--oversubscription"); }).find("must be positive") !=
+        std::string::npos);
+  CHECK(error_of([] { build_fat_tree(ft(2, 64, -3, "1:1")); }).find("--hosts must be at least 1") !=
+        std::string::npos);
+  CHECK(error_of([] { parse_cable_lengths("core=3", "--cable-m"); }).find("unknown cable tier") !=
+        std::string::npos);
   CHECK(error_of([] { parse_cable_lengths("host=-3", "--cable-m"); }).find("negative") != std::string::npos);
 }
 
@@ -230,14 +242,16 @@ TEST_CASE("dragonfly: counts, one global cable per group pair, every arrangement
     for (const Link& l : f.links()) {
       const Node &a = f.node(l.a.node), &b = f.node(l.b.node);
       if (a.kind != NodeKind::Switch || b.kind != NodeKind::Switch) continue;
-      if (a.group == b.group) ++local;
-      else ++pair_cables[{std::min(a.group, b.group), std::max(a.group, b.group)}];
+      if (a.group == b.group)
+        ++local;
+      else
+        ++pair_cables[{std::min(a.group, b.group), std::max(a.group, b.group)}];
     }
     CHECK(local == 9 * 4 * 3 / 2);
     CHECK(pair_cables.size() == 9 * 8 / 2);
     for (const auto& [pair, n] : pair_cables) CHECK(n == 1);
     for (NodeId r : f.switches()) CHECK(used_ports(f, r) == 2u + 3u + 2u); // p + (a-1) + h: all ports used
-    CHECK(describe(f).diameter_hops == 5);                                  // host, local, global, local, host
+    CHECK(describe(f).diameter_hops == 5);                                 // host, local, global, local, host
   }
 }
 
@@ -279,10 +293,12 @@ TEST_CASE("dragonfly refuses g > a*h+1 and uneven global spreads") {
 
 TEST_CASE("generator registry builds by name and rejects unknown keys") {
   const auto reg = builtin_generators();
-  const Fabric f = reg.get("fat-tree").factory({{"radix", "8"}, {"hosts", "16"}, {"oversubscription", "3:1"}});
+  const Fabric f =
+      reg.get("fat-tree").factory({{"radix", "8"}, {"hosts", "16"}, {"oversubscription", "3:1"}});
   CHECK(f.num_hosts() == 16);
-  CHECK(error_of([&] { reg.get("fat-tree").factory({{"colour", "red"}}); }).find("unknown parameter 'colour'") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          reg.get("fat-tree").factory({{"colour", "red"}});
+        }).find("unknown parameter 'colour'") != std::string::npos);
   CHECK(error_of([&] { reg.get("torus"); }).find("unknown topology generator 'torus'") != std::string::npos);
 }
 
@@ -292,6 +308,8 @@ TEST_CASE("link speeds: names, widths and plain rates") {
   CHECK(parse_link_speed("4xFDR10", "r").rate_bps() == 40'000'000'000ull);
   CHECK(parse_link_speed("200Gbps", "r") == LinkSpeed{Generation::HDR, 4});
   CHECK(parse_link_speed("4x QDR", "r").rate_bps() == 32'000'000'000ull);
-  CHECK(error_of([] { parse_link_speed("4xZZZ", "--rate"); }).find("unknown link generation") != std::string::npos);
-  CHECK(error_of([] { parse_link_speed("123Gbps", "--rate"); }).find("no InfiniBand link") != std::string::npos);
+  CHECK(error_of([] { parse_link_speed("4xZZZ", "--rate"); }).find("unknown link generation") !=
+        std::string::npos);
+  CHECK(error_of([] { parse_link_speed("123Gbps", "--rate"); }).find("no InfiniBand link") !=
+        std::string::npos);
 }
