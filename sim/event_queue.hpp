@@ -1,0 +1,180 @@
+#pragma once
+// Event queues for the packet engine: a priority queue of small POD events keyed by (time, seq).
+//
+// An Event is 24 bytes: time (integer ps), seq (a per-Simulation counter, unique and increasing in
+// insertion order), target (a ComponentId, an index in the Simulation's component table) and tag (a small
+// integer the target interprets). There are no closures and no heap allocation per event.
+//
+// Order: strictly by time, then by seq. Because seq grows with every insertion, events scheduled for the
+// same picosecond pop in the order they were scheduled (FIFO), whatever the queue variant.
+//
+// Variants (same interface, all pop exactly the same sequence):
+//   DaryHeap<2>   binary heap over a contiguous vector
+//   DaryHeap<4>   4-ary heap (shallower; the four children of a node are adjacent in memory)
+//   CalendarQueue Brown's calendar queue (buckets of width 2^k ps, resized as the queue grows/shrinks)
+// `EventQueue` names the default, DaryHeap<4>: fastest or close to it at every size in the hold-model
+// benchmark (bench/event_queue_bench.cpp, figures in docs/engine.md), and unlike the calendar queue it
+// does not degrade when millisecond timers mix with nanosecond events.
+// The queues know nothing of cancellation; Simulation does that lazily.
+#include "sim/time.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace ibn {
+
+/// Index of an event target in a Simulation's component table.
+using ComponentId = std::uint32_t;
+/// Small integer meaning chosen by the target (e.g. "transmission done", "credit timer").
+using EventTag = std::uint32_t;
+
+struct Event {
+  Time time;
+  std::uint64_t seq = 0;
+  ComponentId target = 0;
+  EventTag tag = 0;
+};
+static_assert(sizeof(Event) == 24, "Event must stay a 24-byte POD");
+
+/// The queue order: time first, then insertion sequence. Computed as one unsigned 128-bit comparison of
+/// (time with its sign bit flipped, seq), which orders exactly like the pair and compiles without branches.
+inline unsigned __int128 event_key(const Event& e) {
+  const auto t = static_cast<std::uint64_t>(e.time.count_ps()) ^ (std::uint64_t{1} << 63);
+  return (static_cast<unsigned __int128>(t) << 64) | e.seq;
+}
+inline bool event_before(const Event& a, const Event& b) {
+  return event_key(a) < event_key(b);
+}
+
+/// A d-ary min-heap of Events over one contiguous vector (root at index 0, children of i at
+/// Arity*i+1 .. Arity*i+Arity). push and pop are O(log_Arity n); both move a "hole" instead of swapping,
+/// and pop picks the smallest child by a branch-free tournament (for Arity 2 and 4).
+template <unsigned Arity> class DaryHeap {
+  static_assert(Arity >= 2, "a heap needs at least two children per node");
+
+ public:
+  bool empty() const { return v_.empty(); }
+  std::size_t size() const { return v_.size(); }
+  void reserve(std::size_t n) { v_.reserve(n); }
+  void clear() { v_.clear(); }
+  /// The smallest event. Precondition: !empty().
+  const Event& top() const { return v_.front(); }
+
+  void push(const Event& e) {
+    std::size_t hole = v_.size();
+    v_.emplace_back();
+    while (hole > 0) {
+      const std::size_t parent = (hole - 1) / Arity;
+      if (!event_before(e, v_[parent])) break;
+      v_[hole] = v_[parent];
+      hole = parent;
+    }
+    v_[hole] = e;
+  }
+
+  /// Removes and returns the smallest event. Precondition: !empty().
+  Event pop() {
+    const Event out = v_.front();
+    const Event last = v_.back();
+    v_.pop_back();
+    if (!v_.empty()) sift_down(last);
+    return out;
+  }
+
+ private:
+  // Places `e` starting from a hole at the root.
+  void sift_down(const Event& e) {
+    const std::size_t n = v_.size();
+    std::size_t hole = 0;
+    for (;;) {
+      const std::size_t first = hole * Arity + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      if (first + Arity <= n) { // all children present: a branch-free tournament
+        best = min_child(first);
+      } else {
+        for (std::size_t c = first + 1; c < n; ++c)
+          if (event_before(v_[c], v_[best])) best = c;
+      }
+      if (!event_before(v_[best], e)) break;
+      v_[hole] = v_[best];
+      hole = best;
+    }
+    v_[hole] = e;
+  }
+
+  // Index of the smallest of the Arity children starting at `first`, compared pairwise
+  // (a balanced tournament: shorter dependency chains than a linear scan; conditional moves, no branches).
+  std::size_t min_child(std::size_t first) const {
+    if constexpr (Arity == 2) {
+      return first + static_cast<std::size_t>(event_before(v_[first + 1], v_[first]));
+    } else if constexpr (Arity == 4) {
+      const std::size_t a = first + static_cast<std::size_t>(event_before(v_[first + 1], v_[first]));
+      const std::size_t b = first + 2 + static_cast<std::size_t>(event_before(v_[first + 3], v_[first + 2]));
+      return event_before(v_[b], v_[a]) ? b : a;
+    } else {
+      std::size_t best = first;
+      for (unsigned k = 1; k < Arity; ++k)
+        if (event_before(v_[first + k], v_[best])) best = first + k;
+      return best;
+    }
+  }
+
+  std::vector<Event> v_;
+};
+
+using BinaryHeap = DaryHeap<2>;
+using QuaternaryHeap = DaryHeap<4>;
+
+/// Brown's calendar queue (CACM 31(10), 1988), with bucket widths restricted to powers of two so that
+/// the bucket of a time is a shift and a mask. Each bucket is a vector sorted by (time, seq) with a head
+/// index: pops advance the head, and the common push (not earlier than the bucket's last event, e.g.
+/// same-time bursts) appends, so a bucket full of ties costs O(1) per operation. The bucket count
+/// doubles above two events per bucket and halves below half an event per bucket; on each resize the
+/// width is re-estimated from the spacing of the earliest events (3 x mean gap, outliers removed).
+/// Accepts pushes at any time, including before the last popped event. Times must be >= 0.
+class CalendarQueue {
+ public:
+  CalendarQueue();
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  void reserve(std::size_t) {}
+  void clear();
+  /// The smallest event. Precondition: !empty(). Not const: it advances the calendar to that event.
+  const Event& top();
+  void push(const Event& e);
+  /// Removes and returns the smallest event. Precondition: !empty().
+  Event pop();
+
+  std::size_t bucket_count() const { return buckets_.size(); }
+  int width_log2() const { return shift_; }
+
+ private:
+  struct Bucket {
+    std::vector<Event> v; // sorted; live events are v[head..]
+    std::size_t head = 0;
+    bool empty() const { return head == v.size(); }
+    const Event& front() const { return v[head]; }
+  };
+  std::size_t bucket_of(Time t) const {
+    return static_cast<std::size_t>(static_cast<std::uint64_t>(t.count_ps()) >> shift_) & mask_;
+  }
+  void insert_sorted(const Event& e);
+  void locate_min(); // points cur_/cur_top_ at the bucket holding the minimum
+  void resize(std::size_t nbuckets);
+  int estimate_width_log2() const;
+
+  std::vector<Bucket> buckets_;
+  std::size_t mask_ = 0;
+  int shift_ = 0; // bucket width = 2^shift_ ps
+  std::size_t size_ = 0;
+  std::size_t cur_ = 0;       // bucket being scanned
+  std::uint64_t cur_top_ = 0; // exclusive upper time bound (ps) of bucket cur_ in the current "year"
+};
+
+/// The default queue, chosen by bench/event_queue_bench.cpp (figures in docs/engine.md).
+using EventQueue = QuaternaryHeap;
+
+} // namespace ibn
