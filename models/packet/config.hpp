@@ -1,0 +1,59 @@
+#pragma once
+// PacketConfig: every knob of the packet engine's device models, declared once with its unit and default
+// (model-reference.md §1, §2.3, §4, §8). The effective values are written into every result's manifest.
+#include "sim/time.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace ibn::pkt {
+
+/// Adaptive routing at switches: off (LFT port only), per-packet least-loaded port of the AR group, or
+/// bounded (a destination keeps its port for `ar_bound_window` after a choice, as LIDBindTime in
+/// Mellanox's flit model).
+enum class ArMode : std::uint8_t { Off, PerPacket, Bounded };
+std::string to_string(ArMode m);
+ArMode parse_ar_mode(const std::string& s, const std::string& what);
+
+/// Link layer framing: InfiniBand (26 B per packet: LRH 8 + BTH 12 + ICRC 4 + VCRC 2) or RoCEv2
+/// (82 B on the wire: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 + preamble/SFD 8 + IFG 12).
+enum class LinkLayer : std::uint8_t { InfiniBand, RoCEv2 };
+std::string to_string(LinkLayer l);
+
+struct PacketConfig {
+  LinkLayer link_layer = LinkLayer::InfiniBand;
+  std::uint32_t mtu_bytes = 4096;        ///< path MTU (payload per packet): 256..4096
+  std::uint32_t header_bytes = 26;       ///< per-packet overhead on the wire (IB 26, RoCEv2 82)
+  std::uint32_t reth_bytes = 16;         ///< extra on the first packet of an RDMA WRITE and on a READ request
+  std::uint32_t ack_payload_bytes = 4;   ///< AETH on ACK/NAK packets
+  Time switch_latency = Time::ns(200);   ///< cut-through port-to-port latency (NDR default; HDR 130, EDR 90)
+  Time fec_latency = Time::ns(0);        ///< extra per-hop latency of FEC, added to every cable
+  Time nic_tx_latency = Time::ns(300);   ///< from a post to the first packet leaving the HCA
+  Time nic_rx_latency = Time::ns(300);   ///< from a message's last byte arriving to its completion
+  std::uint32_t switch_buffer_bytes = 131072; ///< input buffer per port and data VL (64-byte credits)
+  std::uint32_t hca_buffer_bytes = 131072;    ///< HCA receive buffer per data VL
+  int num_vls = 1;                            ///< data VLs
+  std::uint32_t ack_every_packets = 16;       ///< responder ACKs every N packets and every message's last
+  ArMode ar_mode = ArMode::Off;
+  Time ar_bound_window = Time::us(2);         ///< bounded AR: how long a destination keeps its port
+  Time credit_update_delay = Time::zero();    ///< credit return delay beyond the cable propagation
+  Time ack_timeout = Time::ps(4'294'967'296'000); ///< local ACK timeout: 4.096 us x 2^20 (NCCL_IB_TIMEOUT 20)
+  int retry_count = 7;
+  std::uint32_t max_rd_atomic = 16;           ///< outstanding RDMA READs per QP
+  double bit_error_rate = 0.0;                ///< per bit; a corrupted packet is dropped at its receiver
+
+  /// Credits (64-byte blocks) a packet of `wire_bytes` needs.
+  static std::uint32_t credits_for(std::uint32_t wire_bytes) { return (wire_bytes + 63) / 64; }
+  /// Checks ranges; throws InputError naming the key.
+  void validate() const;
+  nlohmann::json to_json() const;
+  /// Applies the keys present in `j` (unknown keys are an InputError naming `where`.key).
+  void apply_json(const nlohmann::json& j, const std::string& where);
+};
+
+/// Defaults for a link generation's switch latency: EDR 90 ns, HDR 130 ns, NDR/XDR 200 ns, older 200 ns.
+Time default_switch_latency(const std::string& generation);
+
+} // namespace ibn::pkt

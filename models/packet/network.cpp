@@ -1,0 +1,1070 @@
+#include "models/packet/network.hpp"
+
+#include "sim/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace ibn::pkt {
+
+std::string to_string(Verb v) {
+  switch (v) {
+  case Verb::Write: return "write";
+  case Verb::WriteImm: return "write_imm";
+  case Verb::Send: return "send";
+  case Verb::Read: return "read";
+  }
+  return "?";
+}
+
+namespace {
+constexpr std::uint32_t kNil = ~std::uint32_t{0};
+
+enum class Kind : std::uint8_t { Data, Ack, Nak, ReadReq, ReadResp };
+
+// A packet in flight. Pooled and addressed by index; `next` links it into one FIFO at a time.
+struct Packet {
+  std::uint32_t next = kNil;
+  std::uint32_t qp = 0;
+  std::uint32_t psn = 0;
+  std::uint32_t msg = 0;
+  std::uint32_t payload = 0;
+  std::uint32_t wire = 0;
+  HcaIndex src = 0; ///< network source HCA of this packet
+  HcaIndex dst = 0; ///< network destination HCA of this packet
+  std::uint16_t in_port = 0;
+  std::uint8_t vl = 0;
+  std::uint8_t in_vl = 0;
+  Kind kind = Kind::Data;
+  bool last = false;
+  bool corrupted = false;
+  Time tail; ///< when its last byte reached (or will reach) the current node's input
+};
+
+struct Fifo {
+  std::uint32_t head = kNil;
+  std::uint32_t tail = kNil;
+  bool empty() const { return head == kNil; }
+};
+
+struct LineItem {
+  Time t;
+  std::uint32_t a = 0;
+  std::uint32_t b = 0;
+};
+
+} // namespace
+
+struct PacketNetwork::Impl {
+  // ---------------------------------------------------------------- components
+  enum class LineKind : std::uint8_t { Data, Credit, Notify };
+
+  /// A FIFO delay line with one pending event (for its head): cable propagation, credit return, or the
+  /// completion notifications (constant nic_rx delay). Items are pushed in nondecreasing time order.
+  struct Line final : Component {
+    Line(Impl& impl, LineKind kind, std::uint32_t owner, std::string name)
+        : Component(impl.sim, std::move(name)), impl(impl), kind(kind), owner(owner) {}
+    void push(Time t, std::uint32_t a, std::uint32_t b) {
+      items.push_back({t, a, b});
+      if (items.size() == 1) schedule_at(t);
+    }
+    void on_event(EventTag) override {
+      while (!items.empty() && items.front().t <= now()) {
+        const LineItem it = items.front();
+        items.pop_front();
+        impl.line_deliver(*this, it);
+      }
+      if (!items.empty()) schedule_at(items.front().t);
+    }
+    Impl& impl;
+    LineKind kind;
+    std::uint32_t owner; ///< Data: the Tx whose packets it carries; Credit: the Tx it returns credits to
+    std::deque<LineItem> items;
+  };
+
+  /// One transmitting cable end (an output port of a switch or an HCA's port).
+  struct Tx final : Component {
+    Tx(Impl& impl, std::uint32_t index, std::string name) : Component(impl.sim, std::move(name)), impl(impl), index(index) {}
+    void on_event(EventTag) override { impl.tx_done(*this); }
+
+    Impl& impl;
+    std::uint32_t index;
+    topo::NodeId node = topo::kNoNode;
+    int port = 0;
+    topo::LinkId link = topo::kNoLink;
+    std::uint64_t rate_bps = 0;
+    Time prop;
+    bool owner_is_switch = false;
+    std::uint32_t owner = 0; ///< switch slot or HCA index
+    topo::NodeId peer = topo::kNoNode;
+    int peer_port = 0;
+    bool peer_is_switch = false;
+    std::uint32_t peer_owner = 0;
+    std::uint32_t rev = kNil; ///< the Tx of the opposite direction of the same cable
+    Line* data = nullptr;
+    Line* credit = nullptr;
+    std::vector<std::int64_t> credits; ///< per VL, of the peer's input buffer
+    bool busy = false;
+    std::uint32_t current = kNil;
+    unsigned __int128 carry = 0;
+    // Switch outputs: virtual output queues [vl * radix + (in_port - 1)] and a bitmask of non-empty ones.
+    int radix = 0;
+    std::vector<Fifo> voq;
+    std::vector<std::uint64_t> nonempty; // [vl * words + w]
+    int words = 0;
+    std::vector<int> rr_input; // per VL: last input served (0-based)
+    int rr_vl = 0;
+    std::uint64_t queued_bytes = 0;
+    std::uint64_t queued_packets = 0;
+    bool stalled = false;
+    bool credit_blocked = false; ///< set by the last selection: a packet was ready but credits were short
+    Time stall_since;
+    PortStats stats;
+  };
+
+  /// HCA timer: wakes the HCA when a posted message becomes eligible, a pacing gap ends or an ACK timeout
+  /// expires. At most one pending event.
+  struct HcaTimer final : Component {
+    HcaTimer(Impl& impl, HcaIndex h, std::string name) : Component(impl.sim, std::move(name)), impl(impl), h(h) {}
+    void on_event(EventTag) override {
+      pending = EventHandle{};
+      impl.hca_wake(h);
+    }
+    void request(Time t) {
+      if (pending.valid() && pending.time <= t && sim().is_pending(pending)) return;
+      if (pending.valid()) sim().cancel(pending);
+      pending = schedule_at(std::max(t, now()));
+    }
+    void cancel() {
+      if (pending.valid()) sim().cancel(pending);
+      pending = EventHandle{};
+    }
+    Impl& impl;
+    HcaIndex h;
+    EventHandle pending;
+  };
+
+  /// Deferred posts (post_at): a min-heap with one pending event.
+  struct Poster final : Component {
+    explicit Poster(Impl& impl) : Component(impl.sim, "poster"), impl(impl) {}
+    struct Item {
+      Time t;
+      std::uint64_t seq;
+      MessageSpec spec;
+      bool operator>(const Item& o) const { return std::tie(t, seq) > std::tie(o.t, o.seq); }
+    };
+    void add(Time t, const MessageSpec& s) {
+      const bool earlier = heap.empty() || t < heap.top().t;
+      heap.push({t, seq++, s});
+      if (earlier) {
+        if (pending.valid()) sim().cancel(pending);
+        pending = schedule_at(t);
+      }
+    }
+    void on_event(EventTag) override {
+      pending = EventHandle{};
+      while (!heap.empty() && heap.top().t <= now()) {
+        const MessageSpec s = heap.top().spec;
+        heap.pop();
+        impl.post_now(s);
+      }
+      if (!heap.empty()) pending = schedule_at(heap.top().t);
+    }
+    Impl& impl;
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    std::uint64_t seq = 0;
+    EventHandle pending;
+  };
+
+  // ---------------------------------------------------------------- transport state
+  struct Msg {
+    MessageRecord rec;
+    std::uint32_t qp = 0;
+    std::uint32_t first_psn = 0;
+    std::uint32_t npkts = 1;
+    std::uint32_t recv_pkts = 0;
+    std::uint64_t recv_bytes = 0;
+    bool psn_assigned = false;
+    bool req_sent = false; ///< READ: request on the wire
+  };
+
+  struct ReadWork {
+    std::uint32_t msg = 0;
+    std::uint64_t remaining = 0;
+    std::uint32_t sent_pkts = 0;
+  };
+
+  struct Qp {
+    HcaIndex src = 0, dst = 0;
+    std::uint32_t slot = 0;
+    // requester (at src)
+    std::deque<std::uint32_t> sendq; ///< messages not yet complete at the requester, in post order
+    std::size_t send_pos = 0;        ///< index in sendq of the message being segmented
+    std::uint64_t send_off = 0;      ///< bytes of it already sent
+    std::uint32_t next_psn = 0;
+    std::uint32_t max_psn_sent = 0; ///< one past the highest PSN ever sent
+    std::uint32_t una = 0;
+    Time next_send_time;
+    Time rto_deadline = Time::max();
+    int retries = 0;
+    std::uint32_t reads_outstanding = 0;
+    bool req_active = false;
+    // responder (at dst)
+    std::uint32_t epsn = 0;
+    std::set<std::uint32_t> ooo;
+    bool nak_sent = false;
+    std::uint32_t since_ack = 0;
+    std::deque<ReadWork> reads;
+    bool resp_active = false;
+  };
+
+  struct Hca {
+    topo::NodeId node = topo::kNoNode;
+    std::uint32_t tx = kNil;
+    std::vector<std::uint32_t> active; ///< (qp << 1) | responder-role
+    std::size_t rr = 0;
+    Fifo ctrl; ///< ACK/NAK packets, sent before data
+    std::vector<std::uint32_t> req_qps; ///< QPs this HCA is the requester of
+    HcaTimer* timer = nullptr;
+  };
+
+  struct Switch {
+    topo::NodeId node = topo::kNoNode;
+    std::vector<std::uint32_t> tx_of_port; ///< [port - 1] -> Tx index, kNil if uncabled
+  };
+
+  // ---------------------------------------------------------------- members
+  Simulation& sim;
+  const topo::Fabric& fabric;
+  const routing::RoutingTables& tables;
+  PacketConfig cfg;
+  std::vector<Packet> pool;
+  std::vector<std::uint32_t> free_list;
+  std::uint64_t in_flight = 0;
+  std::vector<Tx*> txs;
+  std::vector<Switch> switches;
+  std::vector<std::uint32_t> switch_of_node; // NodeId -> switch slot
+  std::vector<Hca> hcas;
+  std::vector<Qp> qps;
+  std::unordered_map<std::uint64_t, std::uint32_t> qp_index; // (src, dst, slot)
+  std::vector<Msg> msgs;
+  Line* notify = nullptr;
+  Poster* poster = nullptr;
+  std::function<void(const MessageRecord&)> delivered_cb, acked_cb;
+  NetworkStats stats;
+  std::unordered_map<std::uint64_t, std::pair<routing::Port, Time>> ar_bind; // bounded AR: (switch, dst)
+  Rng* ber_rng = nullptr;
+
+  Impl(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c)
+      : sim(s), fabric(f), tables(t), cfg(c) {
+    cfg.validate();
+    if (tables.num_hcas() != f.hcas().size())
+      throw InputError("routing tables were computed for another fabric (" + std::to_string(tables.num_hcas()) +
+                       " HCAs vs " + std::to_string(f.hcas().size()) + ")");
+    build();
+    sim.add_progress_probe([this] { return in_flight; });
+    sim.add_wait_for_provider([this] { return wait_edges(); });
+    ber_rng = &sim.rng("packet/bit-errors");
+    stats.min_credits_seen = static_cast<std::int64_t>(cfg.switch_buffer_bytes / 64);
+  }
+
+  void build() {
+    switch_of_node.assign(fabric.num_nodes(), kNil);
+    std::vector<std::uint32_t> hca_of_node(fabric.num_nodes(), kNil);
+    for (HcaIndex h = 0; h < tables.num_hcas(); ++h) hca_of_node[tables.hca_nodes()[h]] = h;
+    hcas.resize(tables.num_hcas());
+    for (topo::NodeId n = 0; n < fabric.num_nodes(); ++n) {
+      const auto& node = fabric.node(n);
+      if (node.kind == topo::NodeKind::Switch || node.kind == topo::NodeKind::Router) {
+        switch_of_node[n] = static_cast<std::uint32_t>(switches.size());
+        Switch s;
+        s.node = n;
+        s.tx_of_port.assign(static_cast<std::size_t>(node.radix), kNil);
+        switches.push_back(std::move(s));
+      }
+    }
+    for (HcaIndex h = 0; h < hcas.size(); ++h) {
+      hcas[h].node = tables.hca_nodes()[h];
+      hcas[h].timer = &sim.make<HcaTimer>(*this, h, "hca " + fabric.node(hcas[h].node).name + " timer");
+    }
+    // Two transmitters per cable between simulated nodes (aggregation nodes carry no traffic).
+    auto simulated = [&](topo::NodeId n) { return switch_of_node[n] != kNil || hca_of_node[n] != kNil; };
+    for (topo::LinkId l = 0; l < fabric.num_links(); ++l) {
+      const topo::Link& link = fabric.link(l);
+      if (!simulated(link.a.node) || !simulated(link.b.node)) continue;
+      const std::uint32_t ia = make_tx(l, link.a, link.b, hca_of_node);
+      const std::uint32_t ib = make_tx(l, link.b, link.a, hca_of_node);
+      txs[ia]->rev = ib;
+      txs[ib]->rev = ia;
+    }
+    notify = &sim.make<Line>(*this, LineKind::Notify, 0, "completions");
+    poster = &sim.make<Poster>(*this);
+  }
+
+  std::uint32_t make_tx(topo::LinkId l, topo::PortRef me, topo::PortRef peer,
+                        const std::vector<std::uint32_t>& hca_of_node) {
+    const auto idx = static_cast<std::uint32_t>(txs.size());
+    const auto& node = fabric.node(me.node);
+    Tx& tx = sim.make<Tx>(*this, idx, node.name + " port " + std::to_string(me.port));
+    txs.push_back(&tx);
+    const topo::Link& link = fabric.link(l);
+    tx.node = me.node;
+    tx.port = me.port;
+    tx.link = l;
+    tx.rate_bps = link.rate_bps();
+    tx.prop = link.latency + cfg.fec_latency;
+    tx.owner_is_switch = switch_of_node[me.node] != kNil;
+    tx.owner = tx.owner_is_switch ? switch_of_node[me.node] : hca_of_node[me.node];
+    tx.peer = peer.node;
+    tx.peer_port = peer.port;
+    tx.peer_is_switch = switch_of_node[peer.node] != kNil;
+    tx.peer_owner = tx.peer_is_switch ? switch_of_node[peer.node] : hca_of_node[peer.node];
+    const std::uint32_t buffer = tx.peer_is_switch ? cfg.switch_buffer_bytes : cfg.hca_buffer_bytes;
+    tx.credits.assign(static_cast<std::size_t>(cfg.num_vls), static_cast<std::int64_t>(buffer / 64));
+    tx.data = &sim.make<Line>(*this, LineKind::Data, idx, tx.name() + " cable");
+    tx.credit = &sim.make<Line>(*this, LineKind::Credit, idx, tx.name() + " credits");
+    tx.stats.link = l;
+    tx.stats.node = me.node;
+    tx.stats.port = me.port;
+    if (tx.owner_is_switch) {
+      tx.radix = node.radix;
+      tx.words = (node.radix + 63) / 64;
+      tx.voq.assign(static_cast<std::size_t>(cfg.num_vls * node.radix), Fifo{});
+      tx.nonempty.assign(static_cast<std::size_t>(cfg.num_vls * tx.words), 0);
+      tx.rr_input.assign(static_cast<std::size_t>(cfg.num_vls), node.radix - 1);
+      switches[tx.owner].tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
+    } else {
+      hcas[tx.owner].tx = idx;
+    }
+    return idx;
+  }
+
+  // ---------------------------------------------------------------- packets
+  std::uint32_t alloc() {
+    std::uint32_t i;
+    if (!free_list.empty()) {
+      i = free_list.back();
+      free_list.pop_back();
+      pool[i] = Packet{};
+    } else {
+      i = static_cast<std::uint32_t>(pool.size());
+      pool.emplace_back();
+    }
+    ++in_flight;
+    return i;
+  }
+  void release(std::uint32_t i) {
+    free_list.push_back(i);
+    --in_flight;
+  }
+  void fifo_push(Fifo& f, std::uint32_t p) {
+    pool[p].next = kNil;
+    if (f.tail == kNil) f.head = p;
+    else pool[f.tail].next = p;
+    f.tail = p;
+  }
+  std::uint32_t fifo_pop(Fifo& f) {
+    const std::uint32_t p = f.head;
+    f.head = pool[p].next;
+    if (f.head == kNil) f.tail = kNil;
+    pool[p].next = kNil;
+    return p;
+  }
+
+  // ---------------------------------------------------------------- transmitters
+  void kick(Tx& tx) {
+    if (tx.busy) return;
+    tx.credit_blocked = false;
+    const std::uint32_t p = tx.owner_is_switch ? select_switch(tx) : select_hca(tx);
+    if (p == kNil) {
+      if (tx.owner_is_switch) tx.credit_blocked = tx.queued_packets > 0;
+      if (tx.credit_blocked && !tx.stalled) {
+        tx.stalled = true;
+        tx.stall_since = sim.now();
+      }
+      return;
+    }
+    start_tx(tx, p);
+  }
+
+  void start_tx(Tx& tx, std::uint32_t pi) {
+    Packet& p = pool[pi];
+    const Time now = sim.now();
+    if (tx.stalled) {
+      tx.stats.credit_stall += now - tx.stall_since;
+      tx.stalled = false;
+    }
+    tx.busy = true;
+    tx.current = pi;
+    auto& cr = tx.credits[p.vl];
+    cr -= PacketConfig::credits_for(p.wire);
+    if (cr < stats.min_credits_seen) stats.min_credits_seen = cr;
+    // Exact serialization: bits * 1e12 / rate, the remainder carried to the next packet of this port.
+    const unsigned __int128 num = static_cast<unsigned __int128>(p.wire) * 8u * 1000000000000ull + tx.carry;
+    const auto ser = Time::ps(static_cast<std::int64_t>(num / tx.rate_bps));
+    tx.carry = num % tx.rate_bps;
+    Time end = now + ser;
+    if (p.tail > end) end = p.tail; // cut-through: cannot finish before the tail has arrived
+    if (cfg.bit_error_rate > 0 && !p.corrupted) {
+      const double ok = std::pow(1.0 - cfg.bit_error_rate, 8.0 * p.wire);
+      const double u = static_cast<double>(ber_rng->next_u64() >> 11) * 0x1.0p-53;
+      if (u >= ok) p.corrupted = true;
+    }
+    const Time deliver = tx.peer_is_switch ? now + tx.prop + cfg.switch_latency : end + tx.prop;
+    p.tail = end + tx.prop;
+    tx.data->push(deliver, pi, 0);
+    tx.stats.packets++;
+    tx.stats.bytes += p.wire;
+    tx.stats.busy += end - now;
+    stats.packet_hops++;
+    schedule_done(tx, end);
+  }
+
+  void schedule_done(Tx& tx, Time end) { sim.schedule_at(end, tx.id()); }
+
+  void tx_done(Tx& tx) {
+    tx.busy = false;
+    const std::uint32_t pi = tx.current;
+    tx.current = kNil;
+    if (tx.owner_is_switch && pi != kNil) {
+      // The packet has left this switch: its input buffer space goes back upstream.
+      const Packet& p = pool[pi];
+      return_credits(switches[tx.owner], p.in_port, p.in_vl, p.wire);
+    }
+    kick(tx);
+  }
+
+  void return_credits(const Switch& sw, int in_port, int vl, std::uint32_t wire) {
+    const std::uint32_t own = sw.tx_of_port[static_cast<std::size_t>(in_port - 1)];
+    Tx& up = *txs[txs[own]->rev];
+    up.credit->push(sim.now() + up.prop + cfg.credit_update_delay, static_cast<std::uint32_t>(vl),
+                    PacketConfig::credits_for(wire));
+  }
+
+  void line_deliver(Line& line, const LineItem& it) {
+    switch (line.kind) {
+    case LineKind::Data: {
+      Tx& tx = *txs[line.owner];
+      if (tx.peer_is_switch) arrive_switch(tx.peer_owner, tx.peer_port, it.a);
+      else arrive_hca(tx.peer_owner, tx, it.a);
+      break;
+    }
+    case LineKind::Credit: {
+      Tx& tx = *txs[line.owner];
+      tx.credits[it.a] += it.b;
+      kick(tx);
+      break;
+    }
+    case LineKind::Notify: {
+      Msg& m = msgs[it.a];
+      if (it.b == 0) {
+        m.rec.delivered = sim.now();
+        m.rec.is_delivered = true;
+        if (delivered_cb) delivered_cb(m.rec);
+      } else {
+        m.rec.acked = sim.now();
+        m.rec.is_acked = true;
+        if (acked_cb) acked_cb(m.rec);
+      }
+      break;
+    }
+    }
+  }
+
+  // ---------------------------------------------------------------- switches
+  void arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi) {
+    Packet& p = pool[pi];
+    Switch& sw = switches[s];
+    p.in_port = static_cast<std::uint16_t>(in_port);
+    p.in_vl = p.vl;
+    if (p.corrupted) { // VCRC fails: dropped here, its buffer space returned
+      stats.packets_corrupted++;
+      return_credits(sw, in_port, p.in_vl, p.wire);
+      release(pi);
+      return;
+    }
+    const routing::Port out = choose_port(sw, p.dst);
+    if (out == routing::kNoPort || sw.tx_of_port[out - 1] == kNil)
+      throw std::runtime_error("switch '" + fabric.node(sw.node).name + "' has no route to HCA '" +
+                               fabric.node(tables.hca_nodes()[p.dst]).name + "'");
+    if (tables.vl_rule() == routing::VlRule::PerGlobalHop) {
+      const topo::NodeId from = txs[sw.tx_of_port[in_port - 1]]->peer;
+      const auto& fn = fabric.node(from);
+      if ((fn.kind == topo::NodeKind::Switch || fn.kind == topo::NodeKind::Router) &&
+          fn.group != fabric.node(sw.node).group && p.vl + 1 < cfg.num_vls)
+        ++p.vl;
+    }
+    Tx& tx = *txs[sw.tx_of_port[out - 1]];
+    const std::size_t q = static_cast<std::size_t>(p.vl) * tx.radix + (in_port - 1);
+    fifo_push(tx.voq[q], pi);
+    tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + (in_port - 1) / 64] |= 1ull << ((in_port - 1) % 64);
+    tx.queued_bytes += p.wire;
+    tx.queued_packets++;
+    if (tx.queued_bytes > tx.stats.peak_queue_bytes) tx.stats.peak_queue_bytes = tx.queued_bytes;
+    kick(tx);
+  }
+
+  std::uint64_t load_of(const Switch& sw, routing::Port port) const {
+    const std::uint32_t t = sw.tx_of_port[port - 1];
+    if (t == kNil) return ~std::uint64_t{0};
+    const Tx& tx = *txs[t];
+    return tx.queued_bytes + (tx.busy ? pool[tx.current].wire : 0);
+  }
+
+  routing::Port choose_port(const Switch& sw, HcaIndex dst) {
+    if (cfg.ar_mode == ArMode::Off) return tables.next_hop(sw.node, dst);
+    const routing::ArGroupView g = tables.ar_group(sw.node, dst);
+    if (g.size() <= 1) return g.empty() ? routing::kNoPort : g.static_port();
+    const std::uint64_t key = (static_cast<std::uint64_t>(sw.node) << 32) | dst;
+    if (cfg.ar_mode == ArMode::Bounded) {
+      auto it = ar_bind.find(key);
+      if (it != ar_bind.end() && sim.now() - it->second.second < cfg.ar_bound_window) return it->second.first;
+    }
+    // Least queued bytes; ties keep the earlier port in the group (the static port first).
+    routing::Port best = g[0];
+    std::uint64_t best_load = load_of(sw, best);
+    for (std::size_t i = 1; i < g.size(); ++i) {
+      const std::uint64_t l = load_of(sw, g[i]);
+      if (l < best_load) {
+        best = g[i];
+        best_load = l;
+      }
+    }
+    if (cfg.ar_mode == ArMode::Bounded) ar_bind[key] = {best, sim.now()};
+    return best;
+  }
+
+  /// Round-robin over VLs, and within a VL over inputs, among head packets that fit the credits.
+  std::uint32_t select_switch(Tx& tx) {
+    if (tx.queued_packets == 0) return kNil;
+    for (int k = 0; k < cfg.num_vls; ++k) {
+      const int vl = (tx.rr_vl + 1 + k) % cfg.num_vls;
+      const std::uint64_t* mask = &tx.nonempty[static_cast<std::size_t>(vl) * tx.words];
+      const int start = tx.rr_input[vl];
+      for (int step = 1; step <= tx.radix; ++step) {
+        int in = start + step;
+        if (in >= tx.radix) in -= tx.radix;
+        const std::uint64_t w = mask[in / 64];
+        if (w == 0) { // skip the rest of an empty word (not past the wrap-around at radix - 1)
+          step += std::min(63 - in % 64, tx.radix - 1 - in);
+          continue;
+        }
+        if (!(w >> (in % 64) & 1)) continue;
+        Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + in];
+        const Packet& head = pool[f.head];
+        if (tx.credits[vl] < static_cast<std::int64_t>(PacketConfig::credits_for(head.wire))) continue;
+        const std::uint32_t pi = fifo_pop(f);
+        if (f.empty()) tx.nonempty[static_cast<std::size_t>(vl) * tx.words + in / 64] &= ~(1ull << (in % 64));
+        tx.rr_input[vl] = in;
+        tx.rr_vl = vl;
+        tx.queued_bytes -= pool[pi].wire;
+        tx.queued_packets--;
+        return pi;
+      }
+    }
+    return kNil;
+  }
+
+  // ---------------------------------------------------------------- HCAs
+  Qp& qp_of(HcaIndex src, HcaIndex dst, std::uint32_t slot, std::uint32_t* index = nullptr) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 16) ^ slot;
+    auto it = qp_index.find(key);
+    std::uint32_t q;
+    if (it == qp_index.end()) {
+      q = static_cast<std::uint32_t>(qps.size());
+      Qp n;
+      n.src = src;
+      n.dst = dst;
+      n.slot = slot;
+      qps.push_back(std::move(n));
+      qp_index.emplace(key, q);
+      hcas[src].req_qps.push_back(q);
+    } else {
+      q = it->second;
+    }
+    if (index) *index = q;
+    return qps[q];
+  }
+
+  void activate(HcaIndex h, std::uint32_t q, bool responder) {
+    Qp& qp = qps[q];
+    bool& flag = responder ? qp.resp_active : qp.req_active;
+    if (!flag) {
+      flag = true;
+      hcas[h].active.push_back(q << 1 | (responder ? 1u : 0u));
+    }
+  }
+
+  std::uint32_t npkts_of(std::uint64_t bytes) const {
+    return bytes == 0 ? 1 : static_cast<std::uint32_t>((bytes + cfg.mtu_bytes - 1) / cfg.mtu_bytes);
+  }
+
+  MessageId post_now(const MessageSpec& s) {
+    if (s.src >= hcas.size() || s.dst >= hcas.size())
+      throw InputError("message endpoints out of range: src " + std::to_string(s.src) + ", dst " +
+                       std::to_string(s.dst) + " (the fabric has " + std::to_string(hcas.size()) + " HCAs)");
+    if (s.src == s.dst) throw InputError("a message needs two different HCAs (src == dst == " + std::to_string(s.src) + ")");
+    if (hcas[s.src].tx == kNil || hcas[s.dst].tx == kNil || !tables.reachable(s.src, s.dst))
+      throw InputError("HCA '" + fabric.node(hcas[s.src].node).name + "' cannot reach HCA '" +
+                       fabric.node(hcas[s.dst].node).name + "' (different planes or uncabled)");
+    if (s.verb == Verb::Read && s.bytes == 0) throw InputError("an RDMA READ of 0 bytes is not supported");
+    std::uint32_t q = 0;
+    Qp& qp = qp_of(s.src, s.dst, s.qp_slot, &q);
+    const auto id = static_cast<MessageId>(msgs.size());
+    Msg m;
+    m.rec.id = id;
+    m.rec.spec = s;
+    m.rec.posted = sim.now();
+    m.qp = q;
+    m.npkts = npkts_of(s.bytes);
+    msgs.push_back(m);
+    qp.sendq.push_back(id);
+    activate(s.src, q, false);
+    hcas[s.src].timer->request(sim.now() + cfg.nic_tx_latency);
+    return id;
+  }
+
+  void hca_wake(HcaIndex h) {
+    Hca& hca = hcas[h];
+    const Time now = sim.now();
+    Time next_rto = Time::max();
+    for (std::uint32_t q : hca.req_qps) {
+      Qp& qp = qps[q];
+      if (qp.rto_deadline <= now) on_timeout(q);
+      next_rto = std::min(next_rto, qp.rto_deadline);
+    }
+    kick(*txs[hca.tx]);
+    if (next_rto != Time::max()) hca.timer->request(next_rto);
+  }
+
+  /// Which packet the HCA sends next: ACK/NAK first, then round-robin over active QPs.
+  std::uint32_t select_hca(Tx& tx) {
+    Hca& hca = hcas[tx.owner];
+    if (!hca.ctrl.empty()) {
+      if (!fits(tx, pool[hca.ctrl.head].wire)) return kNil;
+      return fifo_pop(hca.ctrl);
+    }
+    const Time now = sim.now();
+    Time wake = Time::max();
+    std::size_t n = hca.active.size();
+    for (std::size_t k = 0; k < n;) {
+      if (hca.rr >= hca.active.size()) hca.rr = 0;
+      const std::uint32_t entry = hca.active[hca.rr];
+      const std::uint32_t q = entry >> 1;
+      const bool responder = entry & 1u;
+      Qp& qp = qps[q];
+      std::uint32_t pi = kNil;
+      bool done = false; // this role has no more work: drop it from the active list
+      if (responder) {
+        if (qp.reads.empty()) done = true;
+        else pi = make_read_response(q, tx);
+      } else {
+        pi = make_request(q, tx, now, wake, done);
+      }
+      if (done) {
+        (responder ? qp.resp_active : qp.req_active) = false;
+        hca.active.erase(hca.active.begin() + static_cast<std::ptrdiff_t>(hca.rr));
+        --n;
+        continue;
+      }
+      ++hca.rr;
+      ++k;
+      if (pi != kNil) return pi;
+    }
+    if (wake != Time::max()) hca.timer->request(wake);
+    return kNil;
+  }
+
+  bool fits(Tx& tx, std::uint32_t wire) const {
+    const bool ok = tx.credits[0] >= static_cast<std::int64_t>(PacketConfig::credits_for(wire));
+    if (!ok) tx.credit_blocked = true;
+    return ok;
+  }
+
+  std::uint32_t make_read_response(std::uint32_t q, Tx& tx) {
+    Qp& qp = qps[q];
+    ReadWork& w = qp.reads.front();
+    const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(w.remaining, cfg.mtu_bytes));
+    const std::uint32_t wire = payload + cfg.header_bytes;
+    if (!fits(tx, wire)) return kNil;
+    const std::uint32_t pi = alloc();
+    Packet& p = pool[pi];
+    p.kind = Kind::ReadResp;
+    p.qp = q;
+    p.msg = w.msg;
+    p.payload = payload;
+    p.wire = wire;
+    p.src = qp.dst;
+    p.dst = qp.src;
+    p.psn = w.sent_pkts++;
+    w.remaining -= payload;
+    p.last = w.remaining == 0;
+    if (p.last) qp.reads.pop_front();
+    stats.packets_injected++;
+    return pi;
+  }
+
+  /// The requester's next packet on QP q, or kNil. Sets `done` when the QP has nothing left to send,
+  /// and lowers `wake` to when it will have something.
+  std::uint32_t make_request(std::uint32_t q, Tx& tx, Time now, Time& wake, bool& done) {
+    Qp& qp = qps[q];
+    // Skip READs whose request is already out (after a go-back-N rewind).
+    while (qp.send_pos < qp.sendq.size()) {
+      const Msg& m = msgs[qp.sendq[qp.send_pos]];
+      if (m.rec.spec.verb == Verb::Read && m.req_sent) {
+        ++qp.send_pos;
+        qp.send_off = 0;
+      } else {
+        break;
+      }
+    }
+    if (qp.send_pos >= qp.sendq.size()) {
+      done = true;
+      return kNil;
+    }
+    const std::uint32_t mi = qp.sendq[qp.send_pos];
+    Msg& m = msgs[mi];
+    const Time ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
+    if (ready > now) {
+      wake = std::min(wake, ready);
+      return kNil;
+    }
+    const MessageSpec& s = m.rec.spec;
+    if (s.verb == Verb::Read) {
+      if (qp.reads_outstanding >= cfg.max_rd_atomic) return kNil; // resumes when a response completes
+      const std::uint32_t wire = cfg.header_bytes + cfg.reth_bytes;
+      if (!fits(tx, wire)) return kNil;
+      const std::uint32_t pi = alloc();
+      Packet& p = pool[pi];
+      p.kind = Kind::ReadReq;
+      p.qp = q;
+      p.msg = mi;
+      p.wire = wire;
+      p.src = qp.src;
+      p.dst = qp.dst;
+      p.last = true;
+      m.req_sent = true;
+      m.rec.first_tx = now;
+      qp.reads_outstanding++;
+      ++qp.send_pos;
+      qp.send_off = 0;
+      stats.packets_injected++;
+      return pi;
+    }
+    if (!m.psn_assigned) {
+      m.first_psn = qp.next_psn;
+      m.psn_assigned = true;
+    }
+    const std::uint64_t left = s.bytes - qp.send_off;
+    const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, cfg.mtu_bytes));
+    const bool first = qp.send_off == 0;
+    const bool last = left <= cfg.mtu_bytes;
+    std::uint32_t wire = payload + cfg.header_bytes;
+    if (first && s.verb != Verb::Send) wire += cfg.reth_bytes;
+    if (last && s.verb == Verb::WriteImm) wire += 4; // immediate data
+    if (!fits(tx, wire)) return kNil;
+    const std::uint32_t pi = alloc();
+    Packet& p = pool[pi];
+    p.kind = Kind::Data;
+    p.qp = q;
+    p.msg = mi;
+    p.psn = qp.next_psn;
+    p.payload = payload;
+    p.wire = wire;
+    p.src = qp.src;
+    p.dst = qp.dst;
+    p.last = last;
+    if (first && qp.next_psn == m.first_psn && m.rec.retransmitted_packets == 0) m.rec.first_tx = now;
+    if (qp.next_psn < qp.max_psn_sent) {
+      m.rec.retransmitted_packets++;
+      stats.retransmitted_packets++;
+    } else {
+      stats.payload_bytes_sent += payload;
+    }
+    ++qp.next_psn;
+    qp.max_psn_sent = std::max(qp.max_psn_sent, qp.next_psn);
+    qp.send_off += payload;
+    if (last) {
+      ++qp.send_pos;
+      qp.send_off = 0;
+    }
+    if (qp.rto_deadline == Time::max()) {
+      qp.rto_deadline = now + cfg.ack_timeout;
+      hcas[qp.src].timer->request(qp.rto_deadline);
+    }
+    stats.packets_injected++;
+    return pi;
+  }
+
+  void send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std::uint32_t psn) {
+    const std::uint32_t pi = alloc();
+    Packet& p = pool[pi];
+    p.kind = kind;
+    p.qp = q;
+    p.psn = psn;
+    p.wire = cfg.header_bytes + cfg.ack_payload_bytes;
+    p.src = from;
+    p.dst = to;
+    fifo_push(hcas[from].ctrl, pi);
+    kick(*txs[hcas[from].tx]);
+  }
+
+  void arrive_hca(HcaIndex h, Tx& from, std::uint32_t pi) {
+    Packet& p = pool[pi];
+    // The HCA drains its receive buffer at line rate: credits go back as soon as the packet has arrived.
+    txs[from.index]->credit->push(sim.now() + from.prop + cfg.credit_update_delay, p.vl,
+                                  PacketConfig::credits_for(p.wire));
+    if (p.corrupted) { // ICRC/VCRC fails: dropped; go-back-N or the timeout recovers
+      stats.packets_corrupted++;
+      release(pi);
+      return;
+    }
+    stats.packets_delivered++;
+    const Packet pk = p;
+    release(pi);
+    switch (pk.kind) {
+    case Kind::Data: on_data(h, pk); break;
+    case Kind::Ack: on_ack(pk.qp, pk.psn); break;
+    case Kind::Nak: on_nak(pk.qp, pk.psn); break;
+    case Kind::ReadReq: on_read_request(h, pk); break;
+    case Kind::ReadResp: on_read_response(pk); break;
+    }
+  }
+
+  /// Places a packet's payload; returns true when it completed its message.
+  bool accept(const Packet& p) {
+    Msg& m = msgs[p.msg];
+    m.recv_pkts++;
+    m.recv_bytes += p.payload;
+    stats.payload_bytes_delivered += p.payload;
+    if (m.recv_pkts != m.npkts) return false;
+    notify->push(sim.now() + cfg.nic_rx_latency, p.msg, 0);
+    return true;
+  }
+
+  void on_data(HcaIndex h, const Packet& p) {
+    Qp& qp = qps[p.qp];
+    const bool ooo = cfg.ar_mode != ArMode::Off;
+    bool ack_now = p.last;
+    if (p.psn == qp.epsn) {
+      ack_now |= accept(p);
+      ++qp.epsn;
+      qp.nak_sent = false;
+      // With out-of-order placement the cumulative ACK jumps over packets placed earlier; acknowledge
+      // at once so the requester learns that messages whose last packet came early are complete.
+      if (!qp.ooo.empty() && *qp.ooo.begin() == qp.epsn) ack_now = true;
+      while (!qp.ooo.empty() && *qp.ooo.begin() == qp.epsn) {
+        qp.ooo.erase(qp.ooo.begin());
+        ++qp.epsn;
+      }
+    } else if (p.psn > qp.epsn) {
+      if (ooo) {
+        if (qp.ooo.insert(p.psn).second) accept(p);
+        return; // acknowledged when the gap closes
+      } else {
+        if (!qp.nak_sent) {
+          qp.nak_sent = true;
+          stats.naks++;
+          send_ctrl(h, qp.src, p.qp, Kind::Nak, qp.epsn);
+        }
+        return;
+      }
+    } else { // duplicate of something already placed: acknowledge again
+      send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1);
+      stats.acks++;
+      return;
+    }
+    if (++qp.since_ack >= cfg.ack_every_packets || ack_now) {
+      qp.since_ack = 0;
+      if (qp.epsn > 0) {
+        stats.acks++;
+        send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1);
+      }
+    }
+  }
+
+  void on_ack(std::uint32_t q, std::uint32_t psn) {
+    Qp& qp = qps[q];
+    if (psn + 1 <= qp.una) return; // stale
+    qp.una = psn + 1;
+    qp.retries = 0;
+    complete_acked(q);
+    qp.rto_deadline = qp.una < qp.max_psn_sent ? sim.now() + cfg.ack_timeout : Time::max();
+    if (qp.rto_deadline != Time::max()) hcas[qp.src].timer->request(qp.rto_deadline);
+  }
+
+  /// Pops messages fully acknowledged (WRITE/SEND) or fully answered (READ) off the front of the send queue,
+  /// and moves the send position forward if an ACK overtook a go-back-N resend.
+  void complete_acked(std::uint32_t q) {
+    Qp& qp = qps[q];
+    while (!qp.sendq.empty()) {
+      Msg& m = msgs[qp.sendq.front()];
+      const bool read = m.rec.spec.verb == Verb::Read;
+      const bool complete = read ? m.recv_pkts == m.npkts : (m.psn_assigned && m.first_psn + m.npkts <= qp.una);
+      if (!complete) break;
+      if (!read) notify->push(sim.now() + cfg.nic_rx_latency, m.rec.id, 1);
+      qp.sendq.pop_front();
+      if (qp.send_pos > 0) --qp.send_pos;
+      else qp.send_off = 0;
+    }
+    if (qp.next_psn < qp.una) reposition(q, qp.una);
+  }
+
+  /// Sets the send position to PSN `psn`: inside the message that holds it, else at the first message that
+  /// has not been sent yet.
+  void reposition(std::uint32_t q, std::uint32_t psn) {
+    Qp& qp = qps[q];
+    qp.next_psn = psn;
+    for (std::size_t i = 0; i < qp.sendq.size(); ++i) {
+      const Msg& m = msgs[qp.sendq[i]];
+      if (m.rec.spec.verb == Verb::Read) continue;
+      if (!m.psn_assigned || (psn >= m.first_psn && psn < m.first_psn + m.npkts)) {
+        qp.send_pos = i;
+        qp.send_off = m.psn_assigned ? static_cast<std::uint64_t>(psn - m.first_psn) * cfg.mtu_bytes : 0;
+        return;
+      }
+    }
+    qp.send_pos = qp.sendq.size();
+    qp.send_off = 0;
+  }
+
+  void rewind(std::uint32_t q, std::uint32_t psn) {
+    Qp& qp = qps[q];
+    reposition(q, psn);
+    activate(qp.src, q, false);
+    kick(*txs[hcas[qp.src].tx]);
+  }
+
+  void on_nak(std::uint32_t q, std::uint32_t epsn) {
+    Qp& qp = qps[q];
+    if (epsn > 0) on_ack(q, epsn - 1);
+    if (epsn < qp.next_psn) rewind(q, epsn);
+  }
+
+  void on_timeout(std::uint32_t q) {
+    Qp& qp = qps[q];
+    if (qp.una >= qp.max_psn_sent) {
+      qp.rto_deadline = Time::max();
+      return;
+    }
+    stats.timeouts++;
+    // A timeout while packets sit in a credit cycle cannot help: report the deadlock instead of retrying.
+    if (in_flight > 0) {
+      const auto edges = wait_edges();
+      const auto cyc = find_wait_cycle(edges);
+      if (!cyc.empty()) {
+        std::vector<WaitEdge> ce;
+        for (std::size_t i : cyc) ce.push_back(edges[i]);
+        throw DeadlockError(sim.now(), in_flight, std::move(ce), edges);
+      }
+    }
+    if (++qp.retries > cfg.retry_count)
+      throw std::runtime_error("QP " + fabric.node(hcas[qp.src].node).name + " -> " +
+                               fabric.node(hcas[qp.dst].node).name + " exceeded " +
+                               std::to_string(cfg.retry_count) + " retries (transport retry counter exceeded)");
+    qp.rto_deadline = sim.now() + cfg.ack_timeout;
+    rewind(q, qp.una);
+  }
+
+  void on_read_request(HcaIndex h, const Packet& p) {
+    Qp& qp = qps[p.qp];
+    const Msg& m = msgs[p.msg];
+    qp.reads.push_back({p.msg, m.rec.spec.bytes, 0});
+    activate(h, p.qp, true);
+    kick(*txs[hcas[h].tx]);
+  }
+
+  void on_read_response(const Packet& p) {
+    Qp& qp = qps[p.qp];
+    Msg& m = msgs[p.msg];
+    m.recv_pkts++;
+    m.recv_bytes += p.payload;
+    stats.payload_bytes_delivered += p.payload;
+    if (m.recv_pkts == m.npkts) {
+      notify->push(sim.now() + cfg.nic_rx_latency, p.msg, 0);
+      notify->push(sim.now() + cfg.nic_rx_latency, p.msg, 1);
+      qp.reads_outstanding--;
+      complete_acked(p.qp);
+      if (qp.send_pos < qp.sendq.size()) {
+        activate(qp.src, p.qp, false);
+        kick(*txs[hcas[qp.src].tx]);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- deadlock reporting
+  std::string out_name(const Tx& tx, int vl) const {
+    return fabric.node(tx.node).name + " port " + std::to_string(tx.port) + " VL" + std::to_string(vl) + " output";
+  }
+  std::string in_name(topo::NodeId n, int port, int vl) const {
+    return fabric.node(n).name + " port " + std::to_string(port) + " VL" + std::to_string(vl) + " input buffer";
+  }
+
+  std::vector<WaitEdge> wait_edges() const {
+    std::vector<WaitEdge> edges;
+    for (const Tx* t : txs) {
+      const Tx& tx = *t;
+      if (tx.busy) continue;
+      for (int vl = 0; vl < cfg.num_vls; ++vl) {
+        bool waiting = false;
+        if (tx.owner_is_switch) {
+          for (int in = 0; in < tx.radix; ++in) {
+            const Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + in];
+            if (f.empty()) continue;
+            waiting = true;
+            // Packets of input `in` sit in its buffer until this output takes them.
+            edges.push_back({in_name(tx.node, in + 1, vl), out_name(tx, vl), "the output"});
+          }
+        } else {
+          waiting = vl == 0 && tx.credit_blocked;
+        }
+        if (waiting) edges.push_back({out_name(tx, vl), in_name(tx.peer, tx.peer_port, vl), "credits"});
+      }
+    }
+    return edges;
+  }
+};
+
+PacketNetwork::PacketNetwork(Simulation& sim, const topo::Fabric& fabric, const routing::RoutingTables& tables,
+                             const PacketConfig& config)
+    : impl_(std::make_unique<Impl>(sim, fabric, tables, config)) {}
+
+PacketNetwork::~PacketNetwork() = default;
+
+MessageId PacketNetwork::post(const MessageSpec& spec) { return impl_->post_now(spec); }
+
+void PacketNetwork::post_at(Time when, const MessageSpec& spec) {
+  if (when < impl_->sim.now()) throw std::logic_error("post_at in the past");
+  if (when == impl_->sim.now()) impl_->post_now(spec);
+  else impl_->poster->add(when, spec);
+}
+
+void PacketNetwork::on_delivered(std::function<void(const MessageRecord&)> cb) { impl_->delivered_cb = std::move(cb); }
+void PacketNetwork::on_acked(std::function<void(const MessageRecord&)> cb) { impl_->acked_cb = std::move(cb); }
+
+void PacketNetwork::set_qp_next_send_time(HcaIndex src, HcaIndex dst, std::uint32_t slot, Time t) {
+  std::uint32_t q = 0;
+  impl_->qp_of(src, dst, slot, &q).next_send_time = t;
+  impl_->hcas[src].timer->request(t);
+}
+
+const MessageRecord& PacketNetwork::message(MessageId id) const { return impl_->msgs.at(id).rec; }
+std::size_t PacketNetwork::num_messages() const { return impl_->msgs.size(); }
+std::size_t PacketNetwork::num_hcas() const { return impl_->hcas.size(); }
+const NetworkStats& PacketNetwork::stats() const { return impl_->stats; }
+std::uint64_t PacketNetwork::packets_in_flight() const { return impl_->in_flight; }
+const PacketConfig& PacketNetwork::config() const { return impl_->cfg; }
+
+std::vector<PortStats> PacketNetwork::port_stats() const {
+  std::vector<PortStats> out;
+  out.reserve(impl_->txs.size());
+  for (const auto* t : impl_->txs) out.push_back(t->stats);
+  return out;
+}
+
+} // namespace ibn::pkt

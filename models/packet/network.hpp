@@ -1,0 +1,129 @@
+#pragma once
+// PacketNetwork: the packet engine's model of a Fabric — HCAs, switches and the cables between them —
+// wired into a Simulation, with the message API the layers above (collectives, perftest) drive.
+//
+// What is modelled (model-reference.md §1, §2.3, §4):
+// - Cables: per direction a transmitter (exact serialization time per packet, remainder carried so long
+//   transfers do not drift), a propagation delay line (length x ns/m + FEC knob), and a credit return line.
+// - Credit-based link-level flow control per data VL in 64-byte blocks: a packet leaves only when the
+//   receiver's input buffer has room for all of it; a switch returns the credits when the packet has left
+//   its output, an HCA when the packet has arrived; credits travel back over the cable.
+// - Switches: cut-through — a packet may leave `switch_latency` after its head arrived, never finishing
+//   before its tail arrived; virtual output queues per (output, VL, input); round-robin across inputs,
+//   round-robin across VLs; forwarding by destination through the routing tables' LFTs; adaptive routing
+//   over the AR group by least queued bytes (per packet, or bounded per destination).
+// - HCAs: QPs (one per (src, dst, slot)), MTU segmentation, tx/rx processing latency, round-robin across
+//   QPs, a per-QP pacing hook (next allowed send time) for congestion control, RC transport with PSNs,
+//   ACK coalescing, go-back-N on a sequence gap (NAK) or ACK timeout; out-of-order placement when AR is on.
+// - Verbs: RDMA WRITE, WRITE with immediate, SEND (data from requester), RDMA READ (request, then
+//   response data from the responder, at most max_rd_atomic outstanding per QP).
+//
+// Timing of one packet over one switch (the closed form tested in tests/models):
+//   t = nic_tx + prop1 + switch_latency + ser + prop2 + nic_rx   (same rate on both cables)
+//
+// Limitations: HCA ports only (one port per HCA node); the responder has a receive posted for every SEND
+// (no RNR); READ responses are not retransmitted (a lost READ response packet is counted, not recovered).
+#include "models/packet/config.hpp"
+#include "models/routing/routing.hpp"
+#include "sim/simulation.hpp"
+#include "topology/fabric.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ibn::pkt {
+
+using HcaIndex = routing::HcaIndex;
+using MessageId = std::uint32_t;
+
+enum class Verb : std::uint8_t { Write, WriteImm, Send, Read };
+std::string to_string(Verb v);
+
+struct MessageSpec {
+  HcaIndex src = 0;          ///< requester
+  HcaIndex dst = 0;          ///< responder
+  std::uint64_t bytes = 0;   ///< payload; 0 is allowed (a zero-length WRITE_WITH_IMM still sends one packet)
+  std::uint32_t qp_slot = 0; ///< distinguishes several QPs between the same pair (perftest -q, NCCL channels)
+  Verb verb = Verb::Write;
+  std::uint64_t user_tag = 0; ///< returned in the record, for the caller's bookkeeping
+};
+
+struct MessageRecord {
+  MessageId id = 0;
+  MessageSpec spec;
+  Time posted;           ///< when the message was posted
+  Time first_tx;         ///< when its first packet started on the wire (data for W/S, request for READ)
+  Time delivered;        ///< data complete at the receiver of the data, plus nic_rx (for READ: at the requester)
+  Time acked;            ///< requester completion (WRITE/SEND: ACK received + nic_rx; READ: == delivered)
+  bool is_delivered = false;
+  bool is_acked = false;
+  std::uint32_t retransmitted_packets = 0;
+};
+
+/// Per directed cable (transmitter side), for link statistics.
+struct PortStats {
+  topo::LinkId link = topo::kNoLink;
+  topo::NodeId node = topo::kNoNode; ///< transmitting node
+  int port = 0;
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;       ///< wire bytes
+  Time busy;                     ///< time spent serializing
+  Time credit_stall;             ///< time with packets waiting and no credits for any of them
+  std::uint64_t peak_queue_bytes = 0; ///< largest wire bytes waiting for this output
+};
+
+struct NetworkStats {
+  std::uint64_t packets_injected = 0;
+  std::uint64_t packets_delivered = 0;
+  std::uint64_t payload_bytes_sent = 0;      ///< first transmissions only
+  std::uint64_t payload_bytes_delivered = 0; ///< accepted by receivers (duplicates excluded)
+  std::uint64_t packet_hops = 0;             ///< transmissions on any cable
+  std::uint64_t packets_corrupted = 0;
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t naks = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t acks = 0;
+  std::int64_t min_credits_seen = 0; ///< smallest credit count any transmitter held (never negative)
+};
+
+class PacketNetwork {
+public:
+  /// Builds the model. `tables` must have been computed for `fabric` and outlive the network, like `sim`.
+  PacketNetwork(Simulation& sim, const topo::Fabric& fabric, const routing::RoutingTables& tables,
+                const PacketConfig& config);
+  ~PacketNetwork();
+  PacketNetwork(const PacketNetwork&) = delete;
+  PacketNetwork& operator=(const PacketNetwork&) = delete;
+
+  /// Posts a message now. Throws InputError when src/dst are out of range or equal, or not connected.
+  MessageId post(const MessageSpec& spec);
+  /// Posts at a later time (>= now).
+  void post_at(Time when, const MessageSpec& spec);
+
+  /// Called when a message's data is complete at its receiver (record.delivered is set).
+  void on_delivered(std::function<void(const MessageRecord&)> cb);
+  /// Called when the requester sees its completion (record.acked is set).
+  void on_acked(std::function<void(const MessageRecord&)> cb);
+
+  /// Congestion-control hook: the earliest time QP (src, dst, slot) may start its next packet.
+  void set_qp_next_send_time(HcaIndex src, HcaIndex dst, std::uint32_t slot, Time t);
+
+  const MessageRecord& message(MessageId id) const;
+  std::size_t num_messages() const;
+  std::size_t num_hcas() const;
+  const NetworkStats& stats() const;
+  /// One entry per directed cable end that can transmit.
+  std::vector<PortStats> port_stats() const;
+  /// Packets currently allocated (in queues, on cables, or awaiting ACK-free release).
+  std::uint64_t packets_in_flight() const;
+  const PacketConfig& config() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace ibn::pkt
