@@ -24,6 +24,38 @@ ArMode parse_ar_mode(const std::string& s, const std::string& what) {
 
 std::string to_string(LinkLayer l) { return l == LinkLayer::InfiniBand ? "ib" : "rocev2"; }
 
+std::vector<VlArbEntry> parse_vl_arb(const std::string& text, const std::string& what) {
+  std::vector<VlArbEntry> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    const std::size_t colon = item.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument("no colon");
+      std::size_t a = 0, b = 0;
+      const int vl = std::stoi(item.substr(0, colon), &a);
+      const int w = std::stoi(item.substr(colon + 1), &b);
+      if (a != colon || b != item.size() - colon - 1) throw std::invalid_argument("trailing text");
+      if (vl < 0 || vl > 14) throw InputError(what + ": VL " + std::to_string(vl) + " is not a data VL (0..14)");
+      if (w < 0 || w > 255) throw InputError(what + ": weight " + std::to_string(w) + " is outside 0..255");
+      out.push_back({vl, w});
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception&) {
+      throw InputError(what + ": cannot read '" + item + "' (expected VL:WEIGHT pairs such as 0:4,1:4)");
+    }
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string to_string(const std::vector<VlArbEntry>& table) {
+  std::string s;
+  for (const auto& e : table) s += (s.empty() ? "" : ",") + std::to_string(e.vl) + ":" + std::to_string(e.weight);
+  return s;
+}
+
 Time default_switch_latency(const std::string& generation) {
   if (generation == "EDR") return Time::ns(90);
   if (generation == "HDR") return Time::ns(130);
@@ -45,6 +77,21 @@ void PacketConfig::validate() const {
   if (switch_latency < Time::zero() || nic_tx_latency < Time::zero() || nic_rx_latency < Time::zero() ||
       fec_latency < Time::zero() || credit_update_delay < Time::zero())
     bad("latency", "latencies must not be negative");
+  for (const auto* table : {&vl_arb_high, &vl_arb_low})
+    for (const auto& e : *table) {
+      if (e.vl < 0 || e.vl >= num_vls)
+        bad(table == &vl_arb_high ? "vl_arb_high" : "vl_arb_low",
+            "VL " + std::to_string(e.vl) + " is not one of the " + std::to_string(num_vls) + " data VLs");
+      if (e.weight < 0 || e.weight > 255) bad("vl_arb", "weights are 0..255 (64-byte units)");
+    }
+  if (!vl_arb_low.empty() || !vl_arb_high.empty())
+    for (int v = 0; v < num_vls; ++v) {
+      bool served = false;
+      for (const auto* table : {&vl_arb_high, &vl_arb_low})
+        for (const auto& e : *table) served |= e.vl == v && e.weight > 0;
+      if (!served) bad("vl_arb_low", "data VL " + std::to_string(v) + " has no entry with a weight above 0: its packets would never leave");
+    }
+  if (vl_high_limit < 0 || vl_high_limit > 255) bad("vl_high_limit", "must be 0..255 (4096-byte units, 255 = no limit)");
   if (!(bit_error_rate >= 0.0 && bit_error_rate < 1e-3)) bad("bit_error_rate", "must be in [0, 1e-3)");
   if (retry_count < 0 || retry_count > 7) bad("retry_count", "must be 0..7");
   if (max_rd_atomic == 0) bad("max_rd_atomic", "must be at least 1");
@@ -63,6 +110,9 @@ nlohmann::json PacketConfig::to_json() const {
           {"switch_buffer_bytes", switch_buffer_bytes},
           {"hca_buffer_bytes", hca_buffer_bytes},
           {"num_vls", num_vls},
+          {"vl_arb_high", to_string(vl_arb_high)},
+          {"vl_arb_low", to_string(vl_arb_low)},
+          {"vl_high_limit", vl_high_limit},
           {"ack_every_packets", ack_every_packets},
           {"ar_mode", to_string(ar_mode)},
           {"ar_bound_window_ns", ar_bound_window.to_ns()},
@@ -104,6 +154,10 @@ void PacketConfig::apply_json(const nlohmann::json& j, const std::string& where)
     else if (key == "switch_buffer_bytes") switch_buffer_bytes = u32();
     else if (key == "hca_buffer_bytes") hca_buffer_bytes = u32();
     else if (key == "num_vls") num_vls = static_cast<int>(u32());
+    else if (key == "vl_arb_high" || key == "vl_arb_low") {
+      if (!v.is_string()) throw InputError(path + ": expected a string such as \"0:4,1:4\"");
+      (key == "vl_arb_high" ? vl_arb_high : vl_arb_low) = parse_vl_arb(v.get<std::string>(), path);
+    } else if (key == "vl_high_limit") vl_high_limit = static_cast<int>(u32());
     else if (key == "ack_every_packets") ack_every_packets = u32();
     else if (key == "ar_mode") {
       if (!v.is_string()) throw InputError(path + ": expected a string");

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ibn::pkt {
 
@@ -22,6 +23,16 @@ ArMode parse_ar_mode(const std::string& s, const std::string& what);
 enum class LinkLayer : std::uint8_t { InfiniBand, RoCEv2 };
 std::string to_string(LinkLayer l);
 
+/// One entry of a VL arbitration table (IBA §7.6.9): a data VL and its weight in 64-byte units (0 skips).
+struct VlArbEntry {
+  int vl = 0;
+  int weight = 4;
+  bool operator==(const VlArbEntry&) const = default;
+};
+/// "0:4,1:4" (OpenSM's qos_vlarb_low syntax) -> entries; throws InputError naming `what`.
+std::vector<VlArbEntry> parse_vl_arb(const std::string& text, const std::string& what);
+std::string to_string(const std::vector<VlArbEntry>& table);
+
 struct PacketConfig {
   LinkLayer link_layer = LinkLayer::InfiniBand;
   std::uint32_t mtu_bytes = 4096;        ///< path MTU (payload per packet): 256..4096
@@ -35,6 +46,12 @@ struct PacketConfig {
   std::uint32_t switch_buffer_bytes = 131072; ///< input buffer per port and data VL (64-byte credits)
   std::uint32_t hca_buffer_bytes = 131072;    ///< HCA receive buffer per data VL
   int num_vls = 1;                            ///< data VLs
+  /// VL arbitration per output port: the high-priority table is served first, but after `vl_high_limit`
+  /// x 4096 bytes of high-priority data one low-priority packet may go if one is waiting (255 = no limit,
+  /// 0 = one packet). Empty low table: every data VL with weight 4 (one MTU packet per turn).
+  std::vector<VlArbEntry> vl_arb_high;
+  std::vector<VlArbEntry> vl_arb_low;
+  int vl_high_limit = 255;
   std::uint32_t ack_every_packets = 16;       ///< responder ACKs every N packets and every message's last
   ArMode ar_mode = ArMode::Off;
   Time ar_bound_window = Time::us(2);         ///< bounded AR: how long a destination keeps its port

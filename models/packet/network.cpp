@@ -118,7 +118,12 @@ struct PacketNetwork::Impl {
     std::vector<std::uint64_t> nonempty; // [vl * words + w]
     int words = 0;
     std::vector<int> rr_input; // per VL: last input served (0-based)
-    int rr_vl = 0;
+    struct Arb {               // position in a VL arbitration table and the weight left there
+      std::size_t pos = 0;
+      int left = 0;
+    };
+    Arb high, low;
+    std::uint64_t high_bytes = 0; // high-priority bytes since the last low-priority packet
     std::uint64_t queued_bytes = 0;
     std::uint64_t queued_packets = 0;
     bool stalled = false;
@@ -259,10 +264,15 @@ struct PacketNetwork::Impl {
   NetworkStats stats;
   std::unordered_map<std::uint64_t, std::pair<routing::Port, Time>> ar_bind; // bounded AR: (switch, dst)
   Rng* ber_rng = nullptr;
+  std::vector<VlArbEntry> arb_high, arb_low; // effective VL arbitration tables
 
   Impl(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c)
       : sim(s), fabric(f), tables(t), cfg(c) {
     cfg.validate();
+    arb_high = cfg.vl_arb_high;
+    arb_low = cfg.vl_arb_low;
+    if (arb_low.empty())
+      for (int v = 0; v < cfg.num_vls; ++v) arb_low.push_back({v, 4});
     if (tables.num_hcas() != f.hcas().size())
       throw InputError("routing tables were computed for another fabric (" + std::to_string(tables.num_hcas()) +
                        " HCAs vs " + std::to_string(f.hcas().size()) + ")");
@@ -337,6 +347,8 @@ struct PacketNetwork::Impl {
       tx.voq.assign(static_cast<std::size_t>(cfg.num_vls * node.radix), Fifo{});
       tx.nonempty.assign(static_cast<std::size_t>(cfg.num_vls * tx.words), 0);
       tx.rr_input.assign(static_cast<std::size_t>(cfg.num_vls), node.radix - 1);
+      if (!arb_high.empty()) tx.high.left = arb_high[0].weight;
+      tx.low.left = arb_low[0].weight;
       switches[tx.owner].tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
     } else {
       hcas[tx.owner].tx = idx;
@@ -539,35 +551,76 @@ struct PacketNetwork::Impl {
     return best;
   }
 
-  /// Round-robin over VLs, and within a VL over inputs, among head packets that fit the credits.
+  /// The input whose head packet on `vl` this output serves next (round-robin from the last one served,
+  /// among heads that fit the credits), or -1.
+  int candidate_input(const Tx& tx, int vl) const {
+    const std::uint64_t* mask = &tx.nonempty[static_cast<std::size_t>(vl) * tx.words];
+    const int start = tx.rr_input[static_cast<std::size_t>(vl)];
+    for (int step = 1; step <= tx.radix; ++step) {
+      int in = start + step;
+      if (in >= tx.radix) in -= tx.radix;
+      const std::uint64_t w = mask[in / 64];
+      if (w == 0) { // skip the rest of an empty word (not past the wrap-around at radix - 1)
+        step += std::min(63 - in % 64, tx.radix - 1 - in);
+        continue;
+      }
+      if (!(w >> (in % 64) & 1)) continue;
+      const Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + in];
+      if (tx.credits[static_cast<std::size_t>(vl)] >= static_cast<std::int64_t>(PacketConfig::credits_for(pool[f.head].wire)))
+        return in;
+    }
+    return -1;
+  }
+
+  /// Weighted round-robin over one VL arbitration table (IBA 7.6.9): the current entry keeps the grant
+  /// until its weight (64-byte units) is spent or its VL has nothing that can go. Returns the VL or -1.
+  int wrr_pick(const std::vector<VlArbEntry>& table, Tx::Arb& st, const Tx& tx, int& input) const {
+    const std::size_t n = table.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const VlArbEntry& e = table[st.pos];
+      if (e.weight > 0 && st.left > 0) {
+        input = candidate_input(tx, e.vl);
+        if (input >= 0) return e.vl;
+      }
+      st.pos = (st.pos + 1) % n;
+      st.left = table[st.pos].weight;
+    }
+    return -1;
+  }
+
   std::uint32_t select_switch(Tx& tx) {
     if (tx.queued_packets == 0) return kNil;
-    for (int k = 0; k < cfg.num_vls; ++k) {
-      const int vl = (tx.rr_vl + 1 + k) % cfg.num_vls;
-      const std::uint64_t* mask = &tx.nonempty[static_cast<std::size_t>(vl) * tx.words];
-      const int start = tx.rr_input[vl];
-      for (int step = 1; step <= tx.radix; ++step) {
-        int in = start + step;
-        if (in >= tx.radix) in -= tx.radix;
-        const std::uint64_t w = mask[in / 64];
-        if (w == 0) { // skip the rest of an empty word (not past the wrap-around at radix - 1)
-          step += std::min(63 - in % 64, tx.radix - 1 - in);
-          continue;
-        }
-        if (!(w >> (in % 64) & 1)) continue;
-        Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + in];
-        const Packet& head = pool[f.head];
-        if (tx.credits[vl] < static_cast<std::int64_t>(PacketConfig::credits_for(head.wire))) continue;
-        const std::uint32_t pi = fifo_pop(f);
-        if (f.empty()) tx.nonempty[static_cast<std::size_t>(vl) * tx.words + in / 64] &= ~(1ull << (in % 64));
-        tx.rr_input[vl] = in;
-        tx.rr_vl = vl;
-        tx.queued_bytes -= pool[pi].wire;
-        tx.queued_packets--;
-        return pi;
+    int input = -1, vl = -1;
+    bool high = false;
+    if (!arb_high.empty()) {
+      const bool over_limit = cfg.vl_high_limit != 255 &&
+                              tx.high_bytes >= static_cast<std::uint64_t>(cfg.vl_high_limit) * 4096u;
+      Tx::Arb probe = tx.low;
+      int low_input = -1;
+      const bool low_waiting = over_limit && wrr_pick(arb_low, probe, tx, low_input) >= 0;
+      if (!low_waiting) {
+        vl = wrr_pick(arb_high, tx.high, tx, input);
+        high = vl >= 0;
       }
     }
-    return kNil;
+    if (vl < 0) vl = wrr_pick(arb_low, tx.low, tx, input);
+    if (vl < 0) return kNil;
+    Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + input];
+    const std::uint32_t pi = fifo_pop(f);
+    if (f.empty()) tx.nonempty[static_cast<std::size_t>(vl) * tx.words + input / 64] &= ~(1ull << (input % 64));
+    tx.rr_input[static_cast<std::size_t>(vl)] = input;
+    const std::uint32_t wire = pool[pi].wire;
+    tx.queued_bytes -= wire;
+    tx.queued_packets--;
+    Tx::Arb& st = high ? tx.high : tx.low;
+    const auto& table = high ? arb_high : arb_low;
+    st.left -= static_cast<int>(PacketConfig::credits_for(wire));
+    if (st.left <= 0) { // weight spent: the next entry gets the grant
+      st.pos = (st.pos + 1) % table.size();
+      st.left = table[st.pos].weight;
+    }
+    tx.high_bytes = high ? tx.high_bytes + wire : 0;
+    return pi;
   }
 
   // ---------------------------------------------------------------- HCAs
@@ -646,7 +699,7 @@ struct PacketNetwork::Impl {
   std::uint32_t select_hca(Tx& tx) {
     Hca& hca = hcas[tx.owner];
     if (!hca.ctrl.empty()) {
-      if (!fits(tx, pool[hca.ctrl.head].wire)) return kNil;
+      if (!fits(tx, pool[hca.ctrl.head].wire, pool[hca.ctrl.head].vl)) return kNil;
       return fifo_pop(hca.ctrl);
     }
     const Time now = sim.now();
@@ -680,8 +733,12 @@ struct PacketNetwork::Impl {
     return kNil;
   }
 
-  bool fits(Tx& tx, std::uint32_t wire) const {
-    const bool ok = tx.credits[0] >= static_cast<std::int64_t>(PacketConfig::credits_for(wire));
+  std::uint8_t vl_of(std::uint8_t sl) const {
+    return static_cast<std::uint8_t>(std::min<int>(sl, cfg.num_vls - 1));
+  }
+
+  bool fits(Tx& tx, std::uint32_t wire, std::uint8_t vl) const {
+    const bool ok = tx.credits[vl] >= static_cast<std::int64_t>(PacketConfig::credits_for(wire));
     if (!ok) tx.credit_blocked = true;
     return ok;
   }
@@ -691,9 +748,11 @@ struct PacketNetwork::Impl {
     ReadWork& w = qp.reads.front();
     const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(w.remaining, cfg.mtu_bytes));
     const std::uint32_t wire = payload + cfg.header_bytes;
-    if (!fits(tx, wire)) return kNil;
+    const std::uint8_t vl = vl_of(msgs[w.msg].rec.spec.sl);
+    if (!fits(tx, wire, vl)) return kNil;
     const std::uint32_t pi = alloc();
     Packet& p = pool[pi];
+    p.vl = vl;
     p.kind = Kind::ReadResp;
     p.qp = q;
     p.msg = w.msg;
@@ -738,9 +797,10 @@ struct PacketNetwork::Impl {
     if (s.verb == Verb::Read) {
       if (qp.reads_outstanding >= cfg.max_rd_atomic) return kNil; // resumes when a response completes
       const std::uint32_t wire = cfg.header_bytes + cfg.reth_bytes;
-      if (!fits(tx, wire)) return kNil;
+      if (!fits(tx, wire, vl_of(s.sl))) return kNil;
       const std::uint32_t pi = alloc();
       Packet& p = pool[pi];
+      p.vl = vl_of(s.sl);
       p.kind = Kind::ReadReq;
       p.qp = q;
       p.msg = mi;
@@ -767,9 +827,10 @@ struct PacketNetwork::Impl {
     std::uint32_t wire = payload + cfg.header_bytes;
     if (first && s.verb != Verb::Send) wire += cfg.reth_bytes;
     if (last && s.verb == Verb::WriteImm) wire += 4; // immediate data
-    if (!fits(tx, wire)) return kNil;
+    if (!fits(tx, wire, vl_of(s.sl))) return kNil;
     const std::uint32_t pi = alloc();
     Packet& p = pool[pi];
+    p.vl = vl_of(s.sl);
     p.kind = Kind::Data;
     p.qp = q;
     p.msg = mi;
@@ -801,9 +862,10 @@ struct PacketNetwork::Impl {
     return pi;
   }
 
-  void send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std::uint32_t psn) {
+  void send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std::uint32_t psn, std::uint8_t vl) {
     const std::uint32_t pi = alloc();
     Packet& p = pool[pi];
+    p.vl = vl;
     p.kind = kind;
     p.qp = q;
     p.psn = psn;
@@ -870,12 +932,12 @@ struct PacketNetwork::Impl {
         if (!qp.nak_sent) {
           qp.nak_sent = true;
           stats.naks++;
-          send_ctrl(h, qp.src, p.qp, Kind::Nak, qp.epsn);
+          send_ctrl(h, qp.src, p.qp, Kind::Nak, qp.epsn, vl_of(msgs[p.msg].rec.spec.sl));
         }
         return;
       }
     } else { // duplicate of something already placed: acknowledge again
-      send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1);
+      send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(msgs[p.msg].rec.spec.sl));
       stats.acks++;
       return;
     }
@@ -883,7 +945,7 @@ struct PacketNetwork::Impl {
       qp.since_ack = 0;
       if (qp.epsn > 0) {
         stats.acks++;
-        send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1);
+        send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(msgs[p.msg].rec.spec.sl));
       }
     }
   }
@@ -1021,7 +1083,7 @@ struct PacketNetwork::Impl {
             edges.push_back({in_name(tx.node, in + 1, vl), out_name(tx, vl), "the output"});
           }
         } else {
-          waiting = vl == 0 && tx.credit_blocked;
+          waiting = tx.credit_blocked && tx.credits[static_cast<std::size_t>(vl)] <= 0;
         }
         if (waiting) edges.push_back({out_name(tx, vl), in_name(tx.peer, tx.peer_port, vl), "credits"});
       }

@@ -48,6 +48,7 @@ struct MessageSpec {
   std::uint64_t bytes = 0;   ///< payload; 0 is allowed (a zero-length WRITE_WITH_IMM still sends one packet)
   std::uint32_t qp_slot = 0; ///< distinguishes several QPs between the same pair (perftest -q, NCCL channels)
   Verb verb = Verb::Write;
+  std::uint8_t sl = 0;        ///< service level; SL i travels on VL min(i, num_vls - 1) (OpenSM's default SL2VL)
   std::uint64_t user_tag = 0; ///< returned in the record, for the caller's bookkeeping
 };
 

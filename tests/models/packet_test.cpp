@@ -251,6 +251,33 @@ TEST_CASE("a cyclic routing with one VL on a switch ring is reported as a deadlo
   CHECK(reported);
 }
 
+TEST_CASE("VL arbitration: weights share a bottleneck in proportion, the high table goes first") {
+  // Two senders on SL0 and SL1 (VL0, VL1) into one receiver. A 4 KiB packet is 65 credits (4138 B / 64).
+  // Low table 0:65,1:195 serves one VL0 packet per three VL1 packets: VL1 finishes after
+  // (S + S/3) / R and VL0 after 2S/R, so T1/T0 = 2/3. With VL1 in the high table T1/T0 = 1/2.
+  auto ratio = [](const std::string& high, const std::string& low) {
+    const topo::Fabric f = star(3, {2.0, 2.0, 2.0});
+    PacketConfig cfg;
+    cfg.num_vls = 2;
+    cfg.vl_arb_high = parse_vl_arb(high, "high");
+    cfg.vl_arb_low = parse_vl_arb(low, "low");
+    Run r(f, cfg);
+    const std::uint64_t bytes = 4ull << 20;
+    const MessageId a = r.net->post({.src = 0, .dst = 2, .bytes = bytes, .sl = 0});
+    const MessageId b = r.net->post({.src = 1, .dst = 2, .bytes = bytes, .sl = 1});
+    r.sim.run();
+    return r.net->message(b).delivered.to_s() / r.net->message(a).delivered.to_s();
+  };
+  CHECK(ratio("", "0:65,1:65") == doctest::Approx(1.0).epsilon(0.01));
+  CHECK(ratio("", "0:65,1:195") == doctest::Approx(2.0 / 3.0).epsilon(0.02));
+  CHECK(ratio("1:255", "0:65") == doctest::Approx(0.5).epsilon(0.02));
+  PacketConfig bad;
+  bad.num_vls = 2;
+  bad.vl_arb_low = parse_vl_arb("0:4", "low");
+  CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("data VL 1 has no entry"), InputError);
+  CHECK_THROWS_WITH_AS(parse_vl_arb("0-4", "packet.vl_arb_low"), doctest::Contains("packet.vl_arb_low"), InputError);
+}
+
 TEST_CASE("bad messages and settings are refused") {
   const topo::Fabric f = star(2, {1.0, 1.0});
   Run r(f, PacketConfig{});
