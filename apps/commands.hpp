@@ -10,6 +10,7 @@ void add_topo_commands(CLI::App& app);
 void add_routes_command(CLI::App& topo);
 void add_list_command(CLI::App& app);
 void add_whatif_command(CLI::App& app);
+void add_perftest_command(CLI::App& app);
 
 /// Writes `content` to `path` atomically (temporary file in the same folder, then rename).
 void write_file_atomic(const std::string& path, const std::string& content);

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   ibn::app::add_topo_commands(app);
   ibn::app::add_list_command(app);
   ibn::app::add_whatif_command(app);
+  ibn::app::add_perftest_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,6 +1,8 @@
 #include "sim/event_queue.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <bit>
 #include <cassert>
 
 namespace ibn {
@@ -132,6 +134,52 @@ void CalendarQueue::resize(std::size_t nbuckets) {
     cur_ = 0;
     cur_top_ = std::uint64_t{1} << shift_;
   }
+}
+
+// ------------------------------------------------------------------------------------------ WindowQueue
+
+WindowQueue::WindowQueue() : buckets_(kBuckets), bits_(kWords, 0), nodes_(1) {
+  nodes_[kSentinel].e.time = Time::ps(std::numeric_limits<std::int64_t>::min()); // before every event
+}
+
+void WindowQueue::clear() {
+  std::fill(buckets_.begin(), buckets_.end(), Bucket{});
+  std::fill(bits_.begin(), bits_.end(), 0);
+  summary_ = 0;
+  nodes_.resize(1); // keeps the sentinel
+  free_ = kNil;
+  min_slot_ = kUnknown;
+  cur_ = 0;
+  size_ = 0;
+  near_size_ = 0;
+  far_.clear();
+}
+
+void WindowQueue::insert_inside(const Event& e, std::size_t slot) {
+  // Earlier than the bucket's last event: after the last node that is not later than it (before the head if
+  // there is none), looking at no more than kMaxWalk nodes, else the heap takes it.
+  Bucket& bk = buckets_[slot];
+  std::uint32_t prev = kNil;
+  std::uint32_t at = bk.head;
+  for (int k = 0; !event_before(e, nodes_[at].e); ++k) {
+    if (k == kMaxWalk) {
+      far_.push(e);
+      return;
+    }
+    prev = at;
+    at = nodes_[at].next; // not past the tail: e is earlier than the tail
+  }
+  std::uint32_t n = free_;
+  if (n != kNil) free_ = nodes_[n].next;
+  else {
+    n = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  nodes_[n].e = e;
+  nodes_[n].next = at;
+  if (prev == kNil) bk.head = n;
+  else nodes_[prev].next = n;
+  ++near_size_;
 }
 
 } // namespace ibn

@@ -3,6 +3,8 @@
 #include "sim/error.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <deque>
 #include <queue>
@@ -24,6 +26,7 @@ std::string to_string(Verb v) {
 
 namespace {
 constexpr std::uint32_t kNil = ~std::uint32_t{0};
+constexpr std::size_t kMaxVls = 15; // data VLs (PacketConfig::validate)
 
 enum class Kind : std::uint8_t { Data, Ack, Nak, ReadReq, ReadResp };
 
@@ -46,9 +49,13 @@ struct Packet {
   Time tail; ///< when its last byte reached (or will reach) the current node's input
 };
 
+/// Pool index 0 is a sentinel, never allocated: the tail of every empty FIFO (so that pushing needs no branch
+/// on whether the FIFO was empty).
+constexpr std::uint32_t kSentinelPacket = 0;
+
 struct Fifo {
   std::uint32_t head = kNil;
-  std::uint32_t tail = kNil;
+  std::uint32_t tail = kSentinelPacket;
   bool empty() const { return head == kNil; }
 };
 
@@ -58,17 +65,67 @@ struct LineItem {
   std::uint32_t b = 0;
 };
 
+/// A FIFO of LineItems in a power-of-two ring buffer: no allocation once it has grown to its working size
+/// (std::deque allocates and frees 512-byte blocks as it slides, and costs more per push and pop).
+class ItemRing {
+public:
+  bool empty() const { return count_ == 0; }
+  std::uint32_t size() const { return count_; }
+  const LineItem& front() const { return buf_[head_]; }
+  void pop_front() {
+    head_ = (head_ + 1) & mask_;
+    --count_;
+  }
+  /// Allocates room for `n` items (rounded up to a power of two) while empty.
+  void reserve(std::uint32_t n) {
+    while (capacity() < n) grow();
+  }
+  void push_back(const LineItem& x) {
+    if (count_ == capacity()) grow();
+    buf_[(head_ + count_) & mask_] = x;
+    ++count_;
+  }
+  /// Inserts keeping the items ordered by time, after those with the same time (usually at the back).
+  void insert_sorted(const LineItem& x) {
+    if (count_ == capacity()) grow();
+    std::uint32_t i = count_;
+    while (i > 0 && buf_[(head_ + i - 1) & mask_].t > x.t) {
+      buf_[(head_ + i) & mask_] = buf_[(head_ + i - 1) & mask_];
+      --i;
+    }
+    buf_[(head_ + i) & mask_] = x;
+    ++count_;
+  }
+
+private:
+  std::uint32_t capacity() const { return buf_ ? mask_ + 1 : 0; }
+  void grow() {
+    const std::uint32_t cap = capacity() == 0 ? 8 : capacity() * 2;
+    auto n = std::make_unique<LineItem[]>(cap);
+    for (std::uint32_t i = 0; i < count_; ++i) n[i] = buf_[(head_ + i) & mask_];
+    buf_ = std::move(n);
+    head_ = 0;
+    mask_ = cap - 1;
+  }
+  std::unique_ptr<LineItem[]> buf_;
+  std::uint32_t head_ = 0;
+  std::uint32_t count_ = 0;
+  std::uint32_t mask_ = 0;
+};
+
+// Event tags of a transmitter (one component per directed cable end).
+constexpr EventTag kTxDone = 0;   // the current packet's last byte left
+constexpr EventTag kArrival = 1;  // the head packet on the cable reaches the peer
+constexpr EventTag kCredits = 2;  // the head credit return reaches this transmitter (only while it waits)
+constexpr EventTag kWake = 3;     // an idle switch output: a packet bound for it arrives at its switch
+
 } // namespace
 
 struct PacketNetwork::Impl {
   // ---------------------------------------------------------------- components
-  enum class LineKind : std::uint8_t { Data, Credit, Notify };
-
-  /// A FIFO delay line with one pending event (for its head): cable propagation, credit return, or the
-  /// completion notifications (constant nic_rx delay). Items are pushed in nondecreasing time order.
-  struct Line final : Component {
-    Line(Impl& impl, LineKind kind, std::uint32_t owner, std::string name)
-        : Component(impl.sim, std::move(name)), impl(impl), kind(kind), owner(owner) {}
+  /// Completion notifications (constant nic_rx delay): a FIFO with one pending event for its head.
+  struct NotifyLine final : Component {
+    NotifyLine(Impl& impl, std::string name) : Component(impl.sim, std::move(name)), impl(impl) {}
     void push(Time t, std::uint32_t a, std::uint32_t b) {
       items.push_back({t, a, b});
       if (items.size() == 1) schedule_at(t);
@@ -77,59 +134,85 @@ struct PacketNetwork::Impl {
       while (!items.empty() && items.front().t <= now()) {
         const LineItem it = items.front();
         items.pop_front();
-        impl.line_deliver(*this, it);
+        impl.notify_deliver(it);
       }
       if (!items.empty()) schedule_at(items.front().t);
     }
     Impl& impl;
-    LineKind kind;
-    std::uint32_t owner; ///< Data: the Tx whose packets it carries; Credit: the Tx it returns credits to
-    std::deque<LineItem> items;
+    ItemRing items;
   };
 
-  /// One transmitting cable end (an output port of a switch or an HCA's port).
+  /// One transmitting cable end (an output port of a switch or an HCA's port), with the two delay lines
+  /// of its cable: the packets it sent that have not reached the peer yet (`wire`, one pending event for
+  /// its head), and the credits the peer returned that have not reached it yet (`creditq`). Credits are
+  /// applied lazily, when the transmitter next selects a packet; an event for them is scheduled only while
+  /// the transmitter is idle and waits for credits (`waiting`), so a busy or idle port costs no event per
+  /// credit return.
   struct Tx final : Component {
     Tx(Impl& impl, std::uint32_t index, std::string name) : Component(impl.sim, std::move(name)), impl(impl), index(index) {}
-    void on_event(EventTag) override { impl.tx_done(*this); }
+    void on_event(EventTag tag) override {
+      switch (tag) {
+      case kTxDone: impl.tx_done(*this); break;
+      case kArrival: impl.arrivals(*this); break;
+      case kCredits: impl.credit_wake(*this); break;
+      default: impl.arrival_wake(*this); break;
+      }
+    }
 
+    // Fields read or written on (nearly) every event of this port come first, so that an event touches
+    // few cache lines of it.
     Impl& impl;
     std::uint32_t index;
-    topo::NodeId node = topo::kNoNode;
-    int port = 0;
-    topo::LinkId link = topo::kNoLink;
-    std::uint64_t rate_bps = 0;
-    Time prop;
-    bool owner_is_switch = false;
-    std::uint32_t owner = 0; ///< switch slot or HCA index
-    topo::NodeId peer = topo::kNoNode;
-    int peer_port = 0;
-    bool peer_is_switch = false;
-    std::uint32_t peer_owner = 0;
-    std::uint32_t rev = kNil; ///< the Tx of the opposite direction of the same cable
-    Line* data = nullptr;
-    Line* credit = nullptr;
-    std::vector<std::int64_t> credits; ///< per VL, of the peer's input buffer
-    bool busy = false;
     std::uint32_t current = kNil;
-    unsigned __int128 carry = 0;
-    // Switch outputs: virtual output queues [vl * radix + (in_port - 1)] and a bitmask of non-empty ones.
+    bool busy = false;
+    bool owner_is_switch = false;
+    bool peer_is_switch = false;
+    bool credit_armed = false;   ///< a kCredits event is pending
+    bool waiting = false;        ///< idle with packets that do not fit the credits
+    bool stalled = false;
+    bool credit_blocked = false; ///< set by the last selection: a packet was ready but credits were short
+    std::uint8_t cur_in_vl = 0;  ///< of `current` (switch outputs): where it came in, for its credits
+    std::uint16_t cur_in_port = 0;
+    std::uint32_t cur_wire = 0;
+    std::uint32_t owner = 0;      ///< switch slot or HCA index
+    std::uint32_t peer_owner = 0; ///< switch slot or HCA index
+    int peer_port = 0;
     int radix = 0;
-    std::vector<Fifo> voq;
-    std::vector<std::uint64_t> nonempty; // [vl * words + w]
     int words = 0;
-    std::vector<int> rr_input; // per VL: last input served (0-based)
-    struct Arb {               // position in a VL arbitration table and the weight left there
+    std::uint64_t ps_per_byte = 0; ///< 8e12 / rate when that is a whole number (then no carry), else 0
+    Time prop;
+    Time wake_at = Time::max(); ///< earliest pending kWake event (Time::max(): none)
+    std::uint64_t queued_bytes = 0;
+    std::uint64_t queued_packets = 0;
+    ItemRing wire;    ///< (arrival time at the peer, packet)
+    ItemRing creditq; ///< (arrival time here, VL, credits)
+    /// Switch outputs, static routing: packets bound for this output that have not reached its switch yet,
+    /// (arrival time, packet, input port) ordered by time. They join the virtual output queues when the output
+    /// next selects (kick), in arrival order; an event (kWake) is scheduled only while the output is idle.
+    ItemRing incoming;
+    // Switch outputs: virtual output queues [vl * radix + (in_port - 1)] and a bitmask of non-empty ones.
+    Fifo* voq = nullptr;
+    std::uint64_t* nonempty = nullptr; // [vl * words + w]
+    std::array<std::int64_t, kMaxVls> credits{}; ///< per VL, of the peer's input buffer
+    std::array<int, kMaxVls> rr_input{};         ///< per VL: last input served (0-based)
+    // Statistics and the rest.
+    std::uint64_t carry = 0;
+    std::uint64_t rate_bps = 0;
+    Time stall_since;
+    PortStats stats;
+    struct Arb { // position in a VL arbitration table and the weight left there
       std::size_t pos = 0;
       int left = 0;
     };
     Arb high, low;
     std::uint64_t high_bytes = 0; // high-priority bytes since the last low-priority packet
-    std::uint64_t queued_bytes = 0;
-    std::uint64_t queued_packets = 0;
-    bool stalled = false;
-    bool credit_blocked = false; ///< set by the last selection: a packet was ready but credits were short
-    Time stall_since;
-    PortStats stats;
+    topo::NodeId node = topo::kNoNode;
+    int port = 0;
+    topo::LinkId link = topo::kNoLink;
+    topo::NodeId peer = topo::kNoNode;
+    std::uint32_t rev = kNil; ///< the Tx of the opposite direction of the same cable
+    std::vector<Fifo> voq_store;
+    std::vector<std::uint64_t> nonempty_store;
   };
 
   /// HCA timer: wakes the HCA when a posted message becomes eligible, a pacing gap ends or an ACK timeout
@@ -241,6 +324,7 @@ struct PacketNetwork::Impl {
   struct Switch {
     topo::NodeId node = topo::kNoNode;
     std::vector<std::uint32_t> tx_of_port; ///< [port - 1] -> Tx index, kNil if uncabled
+    std::vector<std::uint32_t> up_tx;      ///< [port - 1] -> the Tx feeding that input (gets its credits)
   };
 
   // ---------------------------------------------------------------- members
@@ -251,20 +335,26 @@ struct PacketNetwork::Impl {
   std::vector<Packet> pool;
   std::vector<std::uint32_t> free_list;
   std::uint64_t in_flight = 0;
+  std::uint64_t peak_in_flight = 0;
   std::vector<Tx*> txs;
   std::vector<Switch> switches;
   std::vector<std::uint32_t> switch_of_node; // NodeId -> switch slot
+  static constexpr std::size_t kDenseLftMaxEntries = std::size_t{1} << 22; // 8 MB of ports
+  std::vector<routing::Port> lft; // [switch slot * num_hcas + dst] when dense, else empty
+  bool per_global_hop_vl = false;
+  bool static_routing = false; // no adaptive routing: a packet's output at the next switch is known when it is sent
   std::vector<Hca> hcas;
   std::vector<Qp> qps;
   std::unordered_map<std::uint64_t, std::uint32_t> qp_index; // (src, dst, slot)
   std::vector<Msg> msgs;
-  Line* notify = nullptr;
+  NotifyLine* notify = nullptr;
   Poster* poster = nullptr;
   std::function<void(const MessageRecord&)> delivered_cb, acked_cb;
   NetworkStats stats;
   std::unordered_map<std::uint64_t, std::pair<routing::Port, Time>> ar_bind; // bounded AR: (switch, dst)
   Rng* ber_rng = nullptr;
   std::vector<VlArbEntry> arb_high, arb_low; // effective VL arbitration tables
+  int single_arb_vl = -1; // the VL when the tables are one low entry of positive weight (the default), else -1
 
   Impl(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c)
       : sim(s), fabric(f), tables(t), cfg(c) {
@@ -273,9 +363,11 @@ struct PacketNetwork::Impl {
     arb_low = cfg.vl_arb_low;
     if (arb_low.empty())
       for (int v = 0; v < cfg.num_vls; ++v) arb_low.push_back({v, 4});
+    if (arb_high.empty() && arb_low.size() == 1 && arb_low[0].weight > 0) single_arb_vl = arb_low[0].vl;
     if (tables.num_hcas() != f.hcas().size())
       throw InputError("routing tables were computed for another fabric (" + std::to_string(tables.num_hcas()) +
                        " HCAs vs " + std::to_string(f.hcas().size()) + ")");
+    pool.emplace_back(); // the sentinel (kSentinelPacket)
     build();
     sim.add_progress_probe([this] { return in_flight; });
     sim.add_wait_for_provider([this] { return wait_edges(); });
@@ -312,7 +404,21 @@ struct PacketNetwork::Impl {
       txs[ia]->rev = ib;
       txs[ib]->rev = ia;
     }
-    notify = &sim.make<Line>(*this, LineKind::Notify, 0, "completions");
+    for (Switch& sw : switches) {
+      sw.up_tx.assign(sw.tx_of_port.size(), kNil);
+      for (std::size_t i = 0; i < sw.tx_of_port.size(); ++i)
+        if (sw.tx_of_port[i] != kNil) sw.up_tx[i] = txs[sw.tx_of_port[i]]->rev;
+    }
+    // The static LFTs as one dense array when small enough (a load per hop instead of the tables' lookup).
+    const std::size_t nh = tables.num_hcas();
+    if (cfg.ar_mode == ArMode::Off && !switches.empty() && nh > 0 && switches.size() * nh <= kDenseLftMaxEntries) {
+      lft.resize(switches.size() * nh);
+      for (std::size_t s = 0; s < switches.size(); ++s)
+        for (HcaIndex d = 0; d < nh; ++d) lft[s * nh + d] = tables.next_hop(switches[s].node, d);
+    }
+    per_global_hop_vl = tables.vl_rule() == routing::VlRule::PerGlobalHop;
+    static_routing = cfg.ar_mode == ArMode::Off;
+    notify = &sim.make<NotifyLine>(*this, "completions");
     poster = &sim.make<Poster>(*this);
   }
 
@@ -327,6 +433,8 @@ struct PacketNetwork::Impl {
     tx.port = me.port;
     tx.link = l;
     tx.rate_bps = link.rate_bps();
+    if (tx.rate_bps == 0) throw InputError("link " + std::to_string(l) + " has no rate");
+    if (8'000'000'000'000ull % tx.rate_bps == 0) tx.ps_per_byte = 8'000'000'000'000ull / tx.rate_bps;
     tx.prop = link.latency + cfg.fec_latency;
     tx.owner_is_switch = switch_of_node[me.node] != kNil;
     tx.owner = tx.owner_is_switch ? switch_of_node[me.node] : hca_of_node[me.node];
@@ -335,18 +443,21 @@ struct PacketNetwork::Impl {
     tx.peer_is_switch = switch_of_node[peer.node] != kNil;
     tx.peer_owner = tx.peer_is_switch ? switch_of_node[peer.node] : hca_of_node[peer.node];
     const std::uint32_t buffer = tx.peer_is_switch ? cfg.switch_buffer_bytes : cfg.hca_buffer_bytes;
-    tx.credits.assign(static_cast<std::size_t>(cfg.num_vls), static_cast<std::int64_t>(buffer / 64));
-    tx.data = &sim.make<Line>(*this, LineKind::Data, idx, tx.name() + " cable");
-    tx.credit = &sim.make<Line>(*this, LineKind::Credit, idx, tx.name() + " credits");
+    std::fill(tx.credits.begin(), tx.credits.begin() + cfg.num_vls, static_cast<std::int64_t>(buffer / 64));
+    tx.wire.reserve(8); // per-port state, allocated with the port rather than by the first packets
+    tx.creditq.reserve(8);
+    if (tx.owner_is_switch) tx.incoming.reserve(16);
     tx.stats.link = l;
     tx.stats.node = me.node;
     tx.stats.port = me.port;
     if (tx.owner_is_switch) {
       tx.radix = node.radix;
       tx.words = (node.radix + 63) / 64;
-      tx.voq.assign(static_cast<std::size_t>(cfg.num_vls * node.radix), Fifo{});
-      tx.nonempty.assign(static_cast<std::size_t>(cfg.num_vls * tx.words), 0);
-      tx.rr_input.assign(static_cast<std::size_t>(cfg.num_vls), node.radix - 1);
+      tx.voq_store.assign(static_cast<std::size_t>(cfg.num_vls * node.radix), Fifo{});
+      tx.nonempty_store.assign(static_cast<std::size_t>(cfg.num_vls * tx.words), 0);
+      tx.voq = tx.voq_store.data();
+      tx.nonempty = tx.nonempty_store.data();
+      std::fill(tx.rr_input.begin(), tx.rr_input.begin() + cfg.num_vls, node.radix - 1);
       if (!arb_high.empty()) tx.high.left = arb_high[0].weight;
       tx.low.left = arb_low[0].weight;
       switches[tx.owner].tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
@@ -367,23 +478,25 @@ struct PacketNetwork::Impl {
       i = static_cast<std::uint32_t>(pool.size());
       pool.emplace_back();
     }
-    ++in_flight;
+    if (++in_flight > peak_in_flight) peak_in_flight = in_flight;
     return i;
   }
   void release(std::uint32_t i) {
     free_list.push_back(i);
     --in_flight;
   }
+  // FIFO links without data-dependent branches (masks, not ?:, which compilers turn into branches).
   void fifo_push(Fifo& f, std::uint32_t p) {
     pool[p].next = kNil;
-    if (f.tail == kNil) f.head = p;
-    else pool[f.tail].next = p;
+    pool[f.tail].next = p; // the sentinel's link when empty: never read
+    const std::uint32_t was_empty = 0u - static_cast<std::uint32_t>(f.tail == kSentinelPacket);
+    f.head = (p & was_empty) | (f.head & ~was_empty);
     f.tail = p;
   }
   std::uint32_t fifo_pop(Fifo& f) {
     const std::uint32_t p = f.head;
     f.head = pool[p].next;
-    if (f.head == kNil) f.tail = kNil;
+    f.tail &= 0u - static_cast<std::uint32_t>(f.head != kNil); // the sentinel (0) when it emptied
     pool[p].next = kNil;
     return p;
   }
@@ -391,17 +504,48 @@ struct PacketNetwork::Impl {
   // ---------------------------------------------------------------- transmitters
   void kick(Tx& tx) {
     if (tx.busy) return;
+    if (!tx.creditq.empty()) absorb_credits(tx);
+    if (!tx.incoming.empty()) absorb_arrivals(tx);
     tx.credit_blocked = false;
     const std::uint32_t p = tx.owner_is_switch ? select_switch(tx) : select_hca(tx);
     if (p == kNil) {
       if (tx.owner_is_switch) tx.credit_blocked = tx.queued_packets > 0;
-      if (tx.credit_blocked && !tx.stalled) {
-        tx.stalled = true;
-        tx.stall_since = sim.now();
+      tx.waiting = tx.credit_blocked;
+      if (tx.credit_blocked) {
+        if (!tx.stalled) {
+          tx.stalled = true;
+          tx.stall_since = sim.now();
+        }
+        if (!tx.credit_armed && !tx.creditq.empty()) arm_credits(tx);
       }
+      if (!tx.incoming.empty()) arm_wake(tx, tx.incoming.front().t);
       return;
     }
+    tx.waiting = false;
     start_tx(tx, p);
+  }
+
+  /// Applies the credit returns that have reached `tx` by now.
+  void absorb_credits(Tx& tx) {
+    const Time now = sim.now();
+    while (!tx.creditq.empty() && tx.creditq.front().t <= now) {
+      const LineItem& it = tx.creditq.front();
+      tx.credits[it.a] += it.b;
+      tx.creditq.pop_front();
+    }
+  }
+  void arm_credits(Tx& tx) {
+    tx.credit_armed = true;
+    sim.schedule_at(tx.creditq.front().t, tx.id(), kCredits);
+  }
+  /// Credits leave the peer's input buffer at `now` and reach `tx` one cable delay later.
+  void push_credits(Tx& tx, std::uint32_t vl, std::uint32_t wire) {
+    tx.creditq.push_back({sim.now() + tx.prop + cfg.credit_update_delay, vl, PacketConfig::credits_for(wire)});
+    if (tx.waiting && !tx.credit_armed) arm_credits(tx);
+  }
+  void credit_wake(Tx& tx) {
+    tx.credit_armed = false;
+    kick(tx);
   }
 
   void start_tx(Tx& tx, std::uint32_t pi) {
@@ -413,13 +557,28 @@ struct PacketNetwork::Impl {
     }
     tx.busy = true;
     tx.current = pi;
+    tx.cur_in_port = p.in_port;
+    tx.cur_in_vl = p.in_vl;
+    tx.cur_wire = p.wire;
     auto& cr = tx.credits[p.vl];
     cr -= PacketConfig::credits_for(p.wire);
     if (cr < stats.min_credits_seen) stats.min_credits_seen = cr;
     // Exact serialization: bits * 1e12 / rate, the remainder carried to the next packet of this port.
-    const unsigned __int128 num = static_cast<unsigned __int128>(p.wire) * 8u * 1000000000000ull + tx.carry;
-    const auto ser = Time::ps(static_cast<std::int64_t>(num / tx.rate_bps));
-    tx.carry = num % tx.rate_bps;
+    Time ser;
+    if (tx.ps_per_byte != 0) {
+      ser = Time::ps(static_cast<std::int64_t>(p.wire * tx.ps_per_byte));
+    } else {
+      // wire < 2^32 B and carry < rate: 64 bits hold wire * 8e12 + carry while wire < 2^21 B.
+      if (p.wire < (1u << 21)) {
+        const std::uint64_t num = std::uint64_t{p.wire} * 8'000'000'000'000ull + tx.carry;
+        ser = Time::ps(static_cast<std::int64_t>(num / tx.rate_bps));
+        tx.carry = num % tx.rate_bps;
+      } else {
+        const unsigned __int128 num = static_cast<unsigned __int128>(p.wire) * 8'000'000'000'000ull + tx.carry;
+        ser = Time::ps(static_cast<std::int64_t>(num / tx.rate_bps));
+        tx.carry = static_cast<std::uint64_t>(num % tx.rate_bps);
+      }
+    }
     Time end = now + ser;
     if (p.tail > end) end = p.tail; // cut-through: cannot finish before the tail has arrived
     if (cfg.bit_error_rate > 0 && !p.corrupted) {
@@ -429,96 +588,137 @@ struct PacketNetwork::Impl {
     }
     const Time deliver = tx.peer_is_switch ? now + tx.prop + cfg.switch_latency : end + tx.prop;
     p.tail = end + tx.prop;
-    tx.data->push(deliver, pi, 0);
     tx.stats.packets++;
     tx.stats.bytes += p.wire;
     tx.stats.busy += end - now;
     stats.packet_hops++;
-    schedule_done(tx, end);
+    sim.schedule_at(end, tx.id(), kTxDone);
+    if (tx.peer_is_switch && static_routing && !p.corrupted) {
+      // Static routing: the packet's output at the next switch is known now; it waits in that output's
+      // `incoming` list instead of costing an arrival event (see Tx::incoming).
+      Tx& out = route_static(tx.peer_owner, p);
+      out.incoming.insert_sorted({deliver, pi, static_cast<std::uint32_t>(tx.peer_port)});
+      if (!out.busy) arm_wake(out, deliver);
+    } else {
+      tx.wire.push_back({deliver, pi, 0});
+      if (tx.wire.size() == 1) sim.schedule_at(deliver, tx.id(), kArrival);
+    }
   }
-
-  void schedule_done(Tx& tx, Time end) { sim.schedule_at(end, tx.id()); }
 
   void tx_done(Tx& tx) {
     tx.busy = false;
     const std::uint32_t pi = tx.current;
     tx.current = kNil;
-    if (tx.owner_is_switch && pi != kNil) {
-      // The packet has left this switch: its input buffer space goes back upstream.
-      const Packet& p = pool[pi];
-      return_credits(switches[tx.owner], p.in_port, p.in_vl, p.wire);
-    }
+    // The packet has left this switch: its input buffer space goes back upstream. (From what start_tx
+    // recorded: with cut-through the packet may already have reached the next switch, which rewrites its
+    // input port and VL.)
+    if (tx.owner_is_switch && pi != kNil) return_credits(switches[tx.owner], tx.cur_in_port, tx.cur_in_vl, tx.cur_wire);
     kick(tx);
   }
 
   void return_credits(const Switch& sw, int in_port, int vl, std::uint32_t wire) {
-    const std::uint32_t own = sw.tx_of_port[static_cast<std::size_t>(in_port - 1)];
-    Tx& up = *txs[txs[own]->rev];
-    up.credit->push(sim.now() + up.prop + cfg.credit_update_delay, static_cast<std::uint32_t>(vl),
-                    PacketConfig::credits_for(wire));
+    push_credits(*txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]], static_cast<std::uint32_t>(vl), wire);
   }
 
-  void line_deliver(Line& line, const LineItem& it) {
-    switch (line.kind) {
-    case LineKind::Data: {
-      Tx& tx = *txs[line.owner];
-      if (tx.peer_is_switch) arrive_switch(tx.peer_owner, tx.peer_port, it.a);
-      else arrive_hca(tx.peer_owner, tx, it.a);
-      break;
-    }
-    case LineKind::Credit: {
-      Tx& tx = *txs[line.owner];
-      tx.credits[it.a] += it.b;
-      kick(tx);
-      break;
-    }
-    case LineKind::Notify: {
-      Msg& m = msgs[it.a];
-      if (it.b == 0) {
-        m.rec.delivered = sim.now();
-        m.rec.is_delivered = true;
-        if (delivered_cb) delivered_cb(m.rec);
-      } else {
-        m.rec.acked = sim.now();
-        m.rec.is_acked = true;
-        if (acked_cb) acked_cb(m.rec);
-      }
-      break;
-    }
+  /// The packets on `tx`'s cable that have reached the peer by now, in order.
+  void arrivals(Tx& tx) {
+    const Time now = sim.now();
+    do {
+      const std::uint32_t pi = tx.wire.front().a;
+      tx.wire.pop_front();
+      if (tx.peer_is_switch) arrive_switch(tx.peer_owner, tx.peer_port, pi);
+      else arrive_hca(tx.peer_owner, tx, pi);
+    } while (!tx.wire.empty() && tx.wire.front().t <= now);
+    if (!tx.wire.empty()) sim.schedule_at(tx.wire.front().t, tx.id(), kArrival);
+  }
+
+  void notify_deliver(const LineItem& it) {
+    Msg& m = msgs[it.a];
+    if (it.b == 0) {
+      m.rec.delivered = sim.now();
+      m.rec.is_delivered = true;
+      if (delivered_cb) delivered_cb(m.rec);
+    } else {
+      m.rec.acked = sim.now();
+      m.rec.is_acked = true;
+      if (acked_cb) acked_cb(m.rec);
     }
   }
 
   // ---------------------------------------------------------------- switches
+  /// Static routing: the output a packet arriving at switch `s` will take (throws when there is none).
+  Tx& route_static(std::uint32_t s, const Packet& p) {
+    const Switch& sw = switches[s];
+    const routing::Port out = lft.empty() ? tables.next_hop(sw.node, p.dst) : lft[s * hcas.size() + p.dst];
+    if (out == routing::kNoPort || sw.tx_of_port[out - 1] == kNil) throw_no_route(sw, p);
+    return *txs[sw.tx_of_port[out - 1]];
+  }
+  [[noreturn]] void throw_no_route(const Switch& sw, const Packet& p) const {
+    throw std::runtime_error("switch '" + fabric.node(sw.node).name + "' has no route to HCA '" +
+                             fabric.node(tables.hca_nodes()[p.dst]).name + "'");
+  }
+
+  /// Moves the packets that have reached `tx`'s switch by now from `incoming` into the virtual output queues,
+  /// in arrival order, as their arrival events would have.
+  void absorb_arrivals(Tx& tx) {
+    const Time now = sim.now();
+    while (!tx.incoming.empty() && tx.incoming.front().t <= now) {
+      const LineItem it = tx.incoming.front();
+      tx.incoming.pop_front();
+      enqueue_at_switch(tx.owner, static_cast<int>(it.b), it.a, tx);
+      if (tx.queued_bytes > tx.stats.peak_queue_bytes) tx.stats.peak_queue_bytes = tx.queued_bytes;
+    }
+  }
+  void arm_wake(Tx& tx, Time t) {
+    if (t >= tx.wake_at) return;
+    tx.wake_at = t;
+    sim.schedule_at(t, tx.id(), kWake);
+  }
+  void arrival_wake(Tx& tx) {
+    if (sim.now() >= tx.wake_at) tx.wake_at = Time::max(); // (a later, superseded wake just kicks again)
+    kick(tx);
+  }
+
   void arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi) {
     Packet& p = pool[pi];
     Switch& sw = switches[s];
-    p.in_port = static_cast<std::uint16_t>(in_port);
-    p.in_vl = p.vl;
     if (p.corrupted) { // VCRC fails: dropped here, its buffer space returned
       stats.packets_corrupted++;
-      return_credits(sw, in_port, p.in_vl, p.wire);
+      return_credits(sw, in_port, p.vl, p.wire);
       release(pi);
       return;
     }
-    const routing::Port out = choose_port(sw, p.dst);
-    if (out == routing::kNoPort || sw.tx_of_port[out - 1] == kNil)
-      throw std::runtime_error("switch '" + fabric.node(sw.node).name + "' has no route to HCA '" +
-                               fabric.node(tables.hca_nodes()[p.dst]).name + "'");
-    if (tables.vl_rule() == routing::VlRule::PerGlobalHop) {
+    Tx* out;
+    if (static_routing) {
+      out = &route_static(s, p);
+    } else {
+      const routing::Port port = choose_port(sw, p.dst);
+      if (port == routing::kNoPort || sw.tx_of_port[port - 1] == kNil) throw_no_route(sw, p);
+      out = txs[sw.tx_of_port[port - 1]];
+    }
+    enqueue_at_switch(s, in_port, pi, *out);
+    if (out->queued_bytes > out->stats.peak_queue_bytes) out->stats.peak_queue_bytes = out->queued_bytes;
+    kick(*out);
+  }
+
+  /// Puts packet `pi`, arriving on `in_port` of switch `s`, into output `tx`'s virtual output queue.
+  void enqueue_at_switch(std::uint32_t s, int in_port, std::uint32_t pi, Tx& tx) {
+    Packet& p = pool[pi];
+    const Switch& sw = switches[s];
+    p.in_port = static_cast<std::uint16_t>(in_port);
+    p.in_vl = p.vl;
+    if (per_global_hop_vl) {
       const topo::NodeId from = txs[sw.tx_of_port[in_port - 1]]->peer;
       const auto& fn = fabric.node(from);
       if ((fn.kind == topo::NodeKind::Switch || fn.kind == topo::NodeKind::Router) &&
           fn.group != fabric.node(sw.node).group && p.vl + 1 < cfg.num_vls)
         ++p.vl;
     }
-    Tx& tx = *txs[sw.tx_of_port[out - 1]];
     const std::size_t q = static_cast<std::size_t>(p.vl) * tx.radix + (in_port - 1);
     fifo_push(tx.voq[q], pi);
     tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + (in_port - 1) / 64] |= 1ull << ((in_port - 1) % 64);
     tx.queued_bytes += p.wire;
     tx.queued_packets++;
-    if (tx.queued_bytes > tx.stats.peak_queue_bytes) tx.stats.peak_queue_bytes = tx.queued_bytes;
-    kick(tx);
   }
 
   std::uint64_t load_of(const Switch& sw, routing::Port port) const {
@@ -552,22 +752,27 @@ struct PacketNetwork::Impl {
   }
 
   /// The input whose head packet on `vl` this output serves next (round-robin from the last one served,
-  /// among heads that fit the credits), or -1.
+  /// among heads that fit the credits), or -1. Walks the set bits of the non-empty mask only.
   int candidate_input(const Tx& tx, int vl) const {
     const std::uint64_t* mask = &tx.nonempty[static_cast<std::size_t>(vl) * tx.words];
-    const int start = tx.rr_input[static_cast<std::size_t>(vl)];
-    for (int step = 1; step <= tx.radix; ++step) {
-      int in = start + step;
-      if (in >= tx.radix) in -= tx.radix;
-      const std::uint64_t w = mask[in / 64];
-      if (w == 0) { // skip the rest of an empty word (not past the wrap-around at radix - 1)
-        step += std::min(63 - in % 64, tx.radix - 1 - in);
-        continue;
+    const std::int64_t cr = tx.credits[static_cast<std::size_t>(vl)];
+    const Fifo* voq = &tx.voq[static_cast<std::size_t>(vl) * tx.radix];
+    int from = tx.rr_input[static_cast<std::size_t>(vl)] + 1; // after the last one served, wrapping
+    if (from >= tx.radix) from = 0;
+    // First [from, radix), then [0, from): inputs in round-robin order.
+    for (int pass = 0; pass < 2; ++pass) {
+      const int lo = pass == 0 ? from : 0;
+      const int hi = pass == 0 ? tx.radix : from;
+      for (int w = lo / 64; w * 64 < hi; ++w) {
+        std::uint64_t bits = mask[w];
+        if (w == lo / 64) bits &= ~std::uint64_t{0} << (lo % 64);
+        while (bits != 0) {
+          const int in = w * 64 + std::countr_zero(bits);
+          if (in >= hi) break;
+          if (cr >= static_cast<std::int64_t>(PacketConfig::credits_for(pool[voq[in].head].wire))) return in;
+          bits &= bits - 1;
+        }
       }
-      if (!(w >> (in % 64) & 1)) continue;
-      const Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + in];
-      if (tx.credits[static_cast<std::size_t>(vl)] >= static_cast<std::int64_t>(PacketConfig::credits_for(pool[f.head].wire)))
-        return in;
     }
     return -1;
   }
@@ -592,7 +797,11 @@ struct PacketNetwork::Impl {
     if (tx.queued_packets == 0) return kNil;
     int input = -1, vl = -1;
     bool high = false;
-    if (!arb_high.empty()) {
+    if (single_arb_vl >= 0) { // one data VL, one low-table entry: nothing to arbitrate between VLs
+      input = candidate_input(tx, single_arb_vl);
+      if (input < 0) return kNil;
+      vl = single_arb_vl;
+    } else if (!arb_high.empty()) {
       const bool over_limit = cfg.vl_high_limit != 255 &&
                               tx.high_bytes >= static_cast<std::uint64_t>(cfg.vl_high_limit) * 4096u;
       Tx::Arb probe = tx.low;
@@ -879,8 +1088,7 @@ struct PacketNetwork::Impl {
   void arrive_hca(HcaIndex h, Tx& from, std::uint32_t pi) {
     Packet& p = pool[pi];
     // The HCA drains its receive buffer at line rate: credits go back as soon as the packet has arrived.
-    txs[from.index]->credit->push(sim.now() + from.prop + cfg.credit_update_delay, p.vl,
-                                  PacketConfig::credits_for(p.wire));
+    push_credits(from, p.vl, p.wire);
     if (p.corrupted) { // ICRC/VCRC fails: dropped; go-back-N or the timeout recovers
       stats.packets_corrupted++;
       release(pi);
@@ -1120,6 +1328,8 @@ std::size_t PacketNetwork::num_messages() const { return impl_->msgs.size(); }
 std::size_t PacketNetwork::num_hcas() const { return impl_->hcas.size(); }
 const NetworkStats& PacketNetwork::stats() const { return impl_->stats; }
 std::uint64_t PacketNetwork::packets_in_flight() const { return impl_->in_flight; }
+std::uint64_t PacketNetwork::peak_packets_in_flight() const { return impl_->peak_in_flight; }
+std::size_t PacketNetwork::packet_state_bytes() { return sizeof(Packet) + sizeof(std::uint32_t) + sizeof(LineItem); }
 const PacketConfig& PacketNetwork::config() const { return impl_->cfg; }
 
 std::vector<PortStats> PacketNetwork::port_stats() const {

@@ -120,6 +120,11 @@ public:
   std::vector<PortStats> port_stats() const;
   /// Packets currently allocated (in queues, on cables, or awaiting ACK-free release).
   std::uint64_t packets_in_flight() const;
+  /// High-water mark of packets_in_flight() since construction.
+  std::uint64_t peak_packets_in_flight() const;
+  /// Bytes of engine state per packet in flight by construction: sizeof the pooled packet plus its
+  /// free-list slot and the cable delay-line entry it occupies while it propagates (for memory reports).
+  static std::size_t packet_state_bytes();
   const PacketConfig& config() const;
 
 private:

@@ -9,6 +9,8 @@
 #include "topology/generators.hpp"
 #include "topology/ibnetdiscover.hpp"
 
+#include "tests/test_util.hpp"
+
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -167,14 +169,7 @@ void check_golden(const std::string& name, const std::string& actual) {
   CHECK(read_file(p) == actual);
 }
 
-std::string error_of(const auto& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using ibn::test::error_of;
 
 } // namespace
 

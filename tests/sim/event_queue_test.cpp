@@ -19,7 +19,7 @@ bool same(const Event& a, const Event& b) {
 } // namespace
 
 TEST_CASE_TEMPLATE("event queue: pops by time, then in insertion order among equal times", Q, ibn::BinaryHeap,
-                   ibn::QuaternaryHeap, ibn::DaryHeap<8>, ibn::CalendarQueue) {
+                   ibn::QuaternaryHeap, ibn::DaryHeap<8>, ibn::CalendarQueue, ibn::WindowQueue) {
   // 20,000 events over only 7 distinct times: each time is shared by ~2,900 events.
   Q q;
   ibn::Rng rng(7);
@@ -42,7 +42,7 @@ TEST_CASE_TEMPLATE("event queue: pops by time, then in insertion order among equ
 }
 
 TEST_CASE_TEMPLATE("event queue: agrees with a std::multimap on 100k random pushes and pops", Q,
-                   ibn::BinaryHeap, ibn::QuaternaryHeap, ibn::DaryHeap<8>, ibn::CalendarQueue) {
+                   ibn::BinaryHeap, ibn::QuaternaryHeap, ibn::DaryHeap<8>, ibn::CalendarQueue, ibn::WindowQueue) {
   // The reference: a multimap keyed by time keeps equal keys in insertion order, which is the seq order.
   std::multimap<Time, Event> ref;
   Q q;
@@ -90,7 +90,7 @@ TEST_CASE_TEMPLATE("event queue: agrees with a std::multimap on 100k random push
 }
 
 TEST_CASE_TEMPLATE("event queue: a burst of 300k events at one time stays cheap and FIFO", Q, ibn::BinaryHeap,
-                   ibn::QuaternaryHeap, ibn::CalendarQueue) {
+                   ibn::QuaternaryHeap, ibn::CalendarQueue, ibn::WindowQueue) {
   // E.g. every QP of a collective starting at t = 0. A calendar queue that kept each bucket sorted by
   // inserting at the front would be quadratic here (~10^11 element moves) and time out.
   Q q;
@@ -120,5 +120,48 @@ TEST_CASE("calendar queue: far-future event after a gap longer than a whole cale
   CHECK(q.pop().seq == 1);
   CHECK(q.pop().seq == 3);
   CHECK(q.pop().seq == 2);
+  CHECK(q.empty());
+}
+
+TEST_CASE("window queue: far events, window moves forward and back, negative times") {
+  // Checked against a std::multimap on pushes spread over microseconds to seconds around a moving "now",
+  // with peeks (top() moves the window) followed by earlier pushes, which move it back.
+  std::multimap<Time, Event> ref;
+  ibn::WindowQueue q;
+  ibn::Rng rng(99);
+  std::uint64_t seq = 0;
+  Time now = Time::ns(-50);
+  for (int op = 0; op < 60'000; ++op) {
+    if (ref.empty() || rng.uniform01() < 0.55) {
+      const double kind = rng.uniform01();
+      Time t;
+      if (kind < 0.5)
+        t = now + rng.uniform_time(Time::zero(), Time::ns(500)); // inside the 2.1 us window
+      else if (kind < 0.8)
+        t = now + rng.uniform_time(Time::us(1), Time::us(10)); // around and beyond its end
+      else if (kind < 0.9)
+        t = now + rng.uniform_time(Time::ms(1), Time::ms(900)); // RTO-like timers
+      else
+        t = now - rng.uniform_time(Time::zero(), Time::us(30)); // before the window start
+      const Event e{t, ++seq, static_cast<ibn::ComponentId>(seq % 17), 0};
+      ref.emplace(t, e);
+      q.push(e);
+    } else {
+      const Event want = ref.begin()->second;
+      if (rng.uniform01() < 0.3) { // peek only: the window moves to the minimum, the event stays
+        REQUIRE(same(q.top(), want));
+        continue;
+      }
+      ref.erase(ref.begin());
+      const Event got = q.pop();
+      REQUIRE(same(got, want));
+      now = got.time;
+    }
+    REQUIRE(q.size() == ref.size());
+  }
+  while (!ref.empty()) {
+    REQUIRE(same(q.pop(), ref.begin()->second));
+    ref.erase(ref.begin());
+  }
   CHECK(q.empty());
 }

@@ -4,6 +4,8 @@
 #include "topology/describe.hpp"
 #include "topology/generators.hpp"
 
+#include "tests/test_util.hpp"
+
 #include <doctest/doctest.h>
 
 #include <map>
@@ -37,14 +39,7 @@ std::size_t used_ports(const Fabric& f, NodeId n) {
   return f.links_of(n).size();
 }
 
-std::string error_of(const auto& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using ibn::test::error_of;
 
 } // namespace
 
