@@ -185,6 +185,7 @@ int main(int argc, char** argv) {
       {"4-ary heap", hold<ibn::QuaternaryHeap>, true},
       {"8-ary heap", hold<ibn::DaryHeap<8>>, true},
       {"calendar queue", hold<ibn::CalendarQueue>, true},
+      {"window queue", hold<ibn::WindowQueue>, true},
       {"std::priority_queue", hold<StdPriorityQueue>, true},
       {"std::multimap", hold<StdMultimap>, true},
       {"Simulation::run (default)", simulation_loop, false},

@@ -3,7 +3,7 @@
 // Built only when ns-3 is installed (Debian: libns3-dev ns3 libgsl-dev; see docs/engine.md).
 //
 // Usage: ns3_reference [--pattern perm|ring] [--bytes B[K|M|G]] [--seed S] [--hosts N] [--routing dmodk|ecmp]
-//                      [--del-ack N] [--del-ack-timeout-ns T] [--queue-packets Q]
+//                      [--del-ack N] [--del-ack-timeout-ns T] [--queue-packets Q] [--mss B]
 // Prints a readable block and one "RESULT engine=ns3 ..." line (key=value) for bench/run_packet_vs_ns3.sh.
 //
 // Model choices (what makes it fair, and where it cannot be):
@@ -14,7 +14,9 @@
 //   + 20 IP + 2 PPP = 4138 B on the wire, like our first packet of a WRITE (4096 + 26 + 16 RETH). The
 //   receiver ACKs every --del-ack segments (default 16, like our ack_every_packets) or after
 //   --del-ack-timeout-ns (default 2000 ns, about one RTT; the ns-3 default 200 ms would stall every window
-//   smaller than 16 segments for 200 ms of simulated time).
+//   smaller than 16 segments for 200 ms of simulated time). --mss changes the segment (and the device MTU
+//   to MSS + 40): e.g. --mss 1448 --del-ack 2 is a typical Ethernet ns-3 set-up, which needs 2.8x the packets
+//   for the same bytes (not the same scenario as ours: for context only).
 // - Lossless-ish: ns-3 has no InfiniBand credits or PFC. The traffic-control layer (fq_codel, installed by
 //   Ipv4AddressHelper) is removed and every device queue is a DropTail of --queue-packets (default 100,000),
 //   so TCP's windows, not drops, bound the queues; drops are counted and reported (0 in the default runs).
@@ -67,10 +69,20 @@ std::uint64_t parse_bytes(const std::string& s) {
   std::uint64_t mult = 1;
   if (pos < s.size()) {
     switch (s[pos]) {
-    case 'K': case 'k': mult = 1ull << 10; break;
-    case 'M': case 'm': mult = 1ull << 20; break;
-    case 'G': case 'g': mult = 1ull << 30; break;
-    default: throw std::invalid_argument("bad byte count '" + s + "'");
+    case 'K':
+    case 'k':
+      mult = 1ull << 10;
+      break;
+    case 'M':
+    case 'm':
+      mult = 1ull << 20;
+      break;
+    case 'G':
+    case 'g':
+      mult = 1ull << 30;
+      break;
+    default:
+      throw std::invalid_argument("bad byte count '" + s + "'");
     }
   }
   return static_cast<std::uint64_t>(v * static_cast<double>(mult));
@@ -85,8 +97,12 @@ struct Counters {
   ns3::Time last_rx;
 };
 
-void count_hop(Counters* c, ns3::Ptr<const ns3::Packet>) { ++c->hops; }
-void count_drop(Counters* c, ns3::Ptr<const ns3::Packet>) { ++c->drops; }
+void count_hop(Counters* c, ns3::Ptr<const ns3::Packet>) {
+  ++c->hops;
+}
+void count_drop(Counters* c, ns3::Ptr<const ns3::Packet>) {
+  ++c->drops;
+}
 void on_sink_rx(Counters* c, ns3::Ptr<const ns3::Packet> p, const ns3::Address&) {
   c->rx_bytes += p->GetSize();
   if (c->rx_bytes >= c->expected) {
@@ -101,10 +117,11 @@ ns3::Ipv4Address addr(int a, int b, int c, int d) {
 }
 
 int usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s [--pattern perm|ring] [--bytes B[K|M|G]] [--seed S] [--hosts N] [--routing dmodk|ecmp] "
-               "[--del-ack N] [--del-ack-timeout-ns T] [--queue-packets Q]\n",
-               argv0);
+  std::fprintf(
+      stderr,
+      "usage: %s [--pattern perm|ring] [--bytes B[K|M|G]] [--seed S] [--hosts N] [--routing dmodk|ecmp] "
+      "[--del-ack N] [--del-ack-timeout-ns T] [--queue-packets Q] [--mss B]\n",
+      argv0);
   return 2;
 }
 
@@ -115,21 +132,32 @@ int main(int argc, char** argv) {
   std::string pattern = "perm", routing = "dmodk";
   std::uint64_t bytes = 4ull << 20, seed = 1;
   int hosts = 128;
-  std::uint32_t del_ack = 16, queue_packets = 100000;
+  std::uint32_t del_ack = 16, queue_packets = 100000, mss = 4096;
   std::int64_t del_ack_timeout_ns = 2000;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       const bool has = i + 1 < argc;
-      if (a == "--pattern" && has) pattern = argv[++i];
-      else if (a == "--bytes" && has) bytes = parse_bytes(argv[++i]);
-      else if (a == "--seed" && has) seed = std::stoull(argv[++i]);
-      else if (a == "--hosts" && has) hosts = std::stoi(argv[++i]);
-      else if (a == "--routing" && has) routing = argv[++i];
-      else if (a == "--del-ack" && has) del_ack = static_cast<std::uint32_t>(std::stoul(argv[++i]));
-      else if (a == "--del-ack-timeout-ns" && has) del_ack_timeout_ns = std::stoll(argv[++i]);
-      else if (a == "--queue-packets" && has) queue_packets = static_cast<std::uint32_t>(std::stoul(argv[++i]));
-      else return usage(argv[0]);
+      if (a == "--pattern" && has)
+        pattern = argv[++i];
+      else if (a == "--bytes" && has)
+        bytes = parse_bytes(argv[++i]);
+      else if (a == "--seed" && has)
+        seed = std::stoull(argv[++i]);
+      else if (a == "--hosts" && has)
+        hosts = std::stoi(argv[++i]);
+      else if (a == "--routing" && has)
+        routing = argv[++i];
+      else if (a == "--del-ack" && has)
+        del_ack = static_cast<std::uint32_t>(std::stoul(argv[++i]));
+      else if (a == "--del-ack-timeout-ns" && has)
+        del_ack_timeout_ns = std::stoll(argv[++i]);
+      else if (a == "--queue-packets" && has)
+        queue_packets = static_cast<std::uint32_t>(std::stoul(argv[++i]));
+      else if (a == "--mss" && has)
+        mss = static_cast<std::uint32_t>(std::stoul(argv[++i]));
+      else
+        return usage(argv[0]);
     }
     if (routing != "dmodk" && routing != "ecmp") return usage(argv[0]);
   } catch (const std::exception& e) {
@@ -147,7 +175,6 @@ int main(int argc, char** argv) {
   const std::vector<int> dst = ibn::bench::traffic(pattern, hosts, seed);
 
   Time::SetResolution(Time::PS);
-  const std::uint32_t mss = 4096;
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(del_ack));
   Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(NanoSeconds(del_ack_timeout_ns)));
@@ -161,8 +188,10 @@ int main(int argc, char** argv) {
   InternetStackHelper stack;
   Ipv4StaticRoutingHelper static_helper;
   Ipv4GlobalRoutingHelper global_helper;
-  if (routing == "dmodk") stack.SetRoutingHelper(static_helper);
-  else stack.SetRoutingHelper(global_helper);
+  if (routing == "dmodk")
+    stack.SetRoutingHelper(static_helper);
+  else
+    stack.SetRoutingHelper(global_helper);
   stack.Install(host_nodes);
   stack.Install(leaf_nodes);
   stack.Install(spine_nodes);
@@ -177,7 +206,8 @@ int main(int argc, char** argv) {
   const Ipv4Mask p30("255.255.255.252");
 
   // Host cables: host h -> leaf h / HPL.
-  std::vector<Ipv4Address> host_addr(static_cast<std::size_t>(hosts)), host_gw(static_cast<std::size_t>(hosts));
+  std::vector<Ipv4Address> host_addr(static_cast<std::size_t>(hosts)),
+      host_gw(static_cast<std::size_t>(hosts));
   p2p.SetChannelAttribute("Delay", TimeValue(PicoSeconds(shape.host_cable_ps)));
   for (int h = 0; h < hosts; ++h) {
     const int leaf = h / HPL, k = shape.up_cable(h), j = (h % HPL) / U;
@@ -198,8 +228,8 @@ int main(int argc, char** argv) {
   p2p.SetChannelAttribute("Delay", TimeValue(PicoSeconds(shape.leaf_cable_ps)));
   for (int l = 0; l < L; ++l)
     for (int k = 0; k < U; ++k) {
-      NetDeviceContainer d =
-          p2p.Install(leaf_nodes.Get(static_cast<std::uint32_t>(l)), spine_nodes.Get(static_cast<std::uint32_t>(k % S)));
+      NetDeviceContainer d = p2p.Install(leaf_nodes.Get(static_cast<std::uint32_t>(l)),
+                                         spine_nodes.Get(static_cast<std::uint32_t>(k % S)));
       all_devices.Add(d);
       ip.SetBase(addr(172, 16, l, 4 * k), p30);
       Ipv4InterfaceContainer ifc = ip.Assign(d);
@@ -213,7 +243,8 @@ int main(int argc, char** argv) {
     const Ipv4Mask group_mask(~std::uint32_t{0} << (8 + 2)); // /22: third octets 4k .. 4k + 3
     for (int h = 0; h < hosts; ++h) {
       Ptr<Node> n = host_nodes.Get(static_cast<std::uint32_t>(h));
-      static_helper.GetStaticRouting(n->GetObject<Ipv4>())->SetDefaultRoute(host_gw[static_cast<std::size_t>(h)], 1);
+      static_helper.GetStaticRouting(n->GetObject<Ipv4>())
+          ->SetDefaultRoute(host_gw[static_cast<std::size_t>(h)], 1);
     }
     for (int l = 0; l < L; ++l) {
       Ptr<Ipv4> ipv4 = leaf_nodes.Get(static_cast<std::uint32_t>(l))->GetObject<Ipv4>();
@@ -255,21 +286,24 @@ int main(int argc, char** argv) {
   sinks.Start(Seconds(0));
   ApplicationContainer senders;
   for (int h = 0; h < hosts; ++h) {
-    BulkSendHelper bulk("ns3::TcpSocketFactory",
-                        InetSocketAddress(host_addr[static_cast<std::size_t>(dst[static_cast<std::size_t>(h)])], port));
+    BulkSendHelper bulk(
+        "ns3::TcpSocketFactory",
+        InetSocketAddress(host_addr[static_cast<std::size_t>(dst[static_cast<std::size_t>(h)])], port));
     bulk.SetAttribute("MaxBytes", UintegerValue(bytes));
     bulk.SetAttribute("SendSize", UintegerValue(16 * mss));
     senders.Add(bulk.Install(host_nodes.Get(static_cast<std::uint32_t>(h))));
   }
   senders.Start(Seconds(0));
 
-  std::printf("ns-3 %s: 2-tier fat-tree, %d hosts (%d per leaf), %d leaves, %d spines, %d up-cables per leaf, "
-              "400 Gb/s, delays %.2f / %.2f ns; TCP NewReno MSS %u, delayed ACK %u / %lld ns, DropTail %u packets, "
-              "routing %s\n",
-              "3.37", hosts, HPL, L, S, U, static_cast<double>(shape.host_cable_ps) / 1e3,
-              static_cast<double>(shape.leaf_cable_ps) / 1e3, mss, del_ack,
-              static_cast<long long>(del_ack_timeout_ns), queue_packets, routing.c_str());
-  std::printf("traffic: %s, seed %llu, flows checksum %016llx\n", pattern.c_str(), static_cast<unsigned long long>(seed),
+  std::printf(
+      "ns-3 %s: 2-tier fat-tree, %d hosts (%d per leaf), %d leaves, %d spines, %d up-cables per leaf, "
+      "400 Gb/s, delays %.2f / %.2f ns; TCP NewReno MSS %u, delayed ACK %u / %lld ns, DropTail %u packets, "
+      "routing %s\n",
+      "3.37", hosts, HPL, L, S, U, static_cast<double>(shape.host_cable_ps) / 1e3,
+      static_cast<double>(shape.leaf_cable_ps) / 1e3, mss, del_ack,
+      static_cast<long long>(del_ack_timeout_ns), queue_packets, routing.c_str());
+  std::printf("traffic: %s, seed %llu, flows checksum %016llx\n", pattern.c_str(),
+              static_cast<unsigned long long>(seed),
               static_cast<unsigned long long>(ibn::bench::traffic_checksum(dst)));
   std::fflush(stdout);
 
@@ -291,22 +325,26 @@ int main(int argc, char** argv) {
               static_cast<double>(cnt.rx_bytes) / mib, complete ? "complete" : "INCOMPLETE",
               static_cast<unsigned long long>(cnt.drops));
   std::printf("  events executed              %llu\n", static_cast<unsigned long long>(events));
-  std::printf("  packet-hops                  %llu (%.2f events per hop)\n", static_cast<unsigned long long>(cnt.hops),
+  std::printf("  packet-hops                  %llu (%.2f events per hop)\n",
+              static_cast<unsigned long long>(cnt.hops),
               static_cast<double>(events) / static_cast<double>(cnt.hops));
   std::printf("  wall / thread CPU time       %.3f s / %.3f s\n", wall, cpu);
   std::printf("  events/s                     %.3f M\n", static_cast<double>(events) / wall * 1e-6);
   std::printf("  packet-hops/s                %.3f M\n", static_cast<double>(cnt.hops) / wall * 1e-6);
   std::printf("  simulated bytes / wall s     %.2f MB/s (CPU: %.2f MB/s)\n",
-              static_cast<double>(cnt.rx_bytes) / wall * 1e-6, static_cast<double>(cnt.rx_bytes) / cpu * 1e-6);
+              static_cast<double>(cnt.rx_bytes) / wall * 1e-6,
+              static_cast<double>(cnt.rx_bytes) / cpu * 1e-6);
   std::printf("  peak RSS                     %.1f MiB\n", static_cast<double>(rss) / mib);
-  std::printf("RESULT engine=ns3 pattern=%s hosts=%d bytes=%llu routing=%s sim_us=%.3f events=%llu hops=%llu "
+  std::printf("RESULT engine=ns3 pattern=%s hosts=%d bytes=%llu routing=%s mss=%u del_ack=%u sim_us=%.3f "
+              "events=%llu hops=%llu "
               "payload=%llu wall_s=%.6f cpu_s=%.6f events_per_s=%.0f hops_per_s=%.0f bytes_per_wall_s=%.0f "
               "bytes_per_cpu_s=%.0f peak_rss=%llu drops=%llu complete=%d\n",
-              pattern.c_str(), hosts, static_cast<unsigned long long>(bytes), routing.c_str(),
+              pattern.c_str(), hosts, static_cast<unsigned long long>(bytes), routing.c_str(), mss, del_ack,
               cnt.last_rx.GetSeconds() * 1e6, static_cast<unsigned long long>(events),
-              static_cast<unsigned long long>(cnt.hops), static_cast<unsigned long long>(cnt.rx_bytes), wall, cpu,
-              static_cast<double>(events) / wall, static_cast<double>(cnt.hops) / wall,
+              static_cast<unsigned long long>(cnt.hops), static_cast<unsigned long long>(cnt.rx_bytes), wall,
+              cpu, static_cast<double>(events) / wall, static_cast<double>(cnt.hops) / wall,
               static_cast<double>(cnt.rx_bytes) / wall, static_cast<double>(cnt.rx_bytes) / cpu,
-              static_cast<unsigned long long>(rss), static_cast<unsigned long long>(cnt.drops), complete ? 1 : 0);
+              static_cast<unsigned long long>(rss), static_cast<unsigned long long>(cnt.drops),
+              complete ? 1 : 0);
   return complete ? 0 : 3;
 }

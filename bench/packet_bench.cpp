@@ -66,10 +66,20 @@ std::uint64_t parse_bytes(const std::string& s) {
   std::uint64_t mult = 1;
   if (pos < s.size()) {
     switch (s[pos]) {
-    case 'K': case 'k': mult = 1ull << 10; break;
-    case 'M': case 'm': mult = 1ull << 20; break;
-    case 'G': case 'g': mult = 1ull << 30; break;
-    default: throw std::invalid_argument("bad byte count '" + s + "' (use e.g. 4M, 512K)");
+    case 'K':
+    case 'k':
+      mult = 1ull << 10;
+      break;
+    case 'M':
+    case 'm':
+      mult = 1ull << 20;
+      break;
+    case 'G':
+    case 'g':
+      mult = 1ull << 30;
+      break;
+    default:
+      throw std::invalid_argument("bad byte count '" + s + "' (use e.g. 4M, 512K)");
     }
   }
   return static_cast<std::uint64_t>(v * static_cast<double>(mult));
@@ -87,8 +97,8 @@ struct Options {
 
 struct Result {
   std::string pattern;
-  double sim_s = 0;        // last byte delivered (max MessageRecord::delivered)
-  double sim_end_s = 0;    // clock after run() (last event: the last completion)
+  double sim_s = 0;     // last byte delivered (max MessageRecord::delivered)
+  double sim_end_s = 0; // clock after run() (last event: the last completion)
   std::uint64_t events = 0;
   std::uint64_t hops = 0;
   std::uint64_t packets = 0;
@@ -110,10 +120,12 @@ void check_scenario(const topo::Fabric& f, const routing::RoutingTables& t, cons
     if (n.kind == topo::NodeKind::Switch && n.tier == 1) ++leaves;
     if (n.kind == topo::NodeKind::Switch && n.tier == 2) ++spines;
   }
-  if (leaves != shape.leaves() || spines != shape.spines || t.num_hcas() != static_cast<std::size_t>(shape.hosts))
+  if (leaves != shape.leaves() || spines != shape.spines ||
+      t.num_hcas() != static_cast<std::size_t>(shape.hosts))
     throw std::runtime_error("fabric is not the scenario's shape");
   for (const auto& l : f.links()) {
-    const bool host = f.node(l.a.node).kind == topo::NodeKind::Hca || f.node(l.b.node).kind == topo::NodeKind::Hca;
+    const bool host =
+        f.node(l.a.node).kind == topo::NodeKind::Hca || f.node(l.b.node).kind == topo::NodeKind::Hca;
     if (l.rate_bps() != shape.rate_bps ||
         l.latency.count_ps() != (host ? shape.host_cable_ps : shape.leaf_cable_ps))
       throw std::runtime_error("cable rate/latency differs from packet_scenario.hpp");
@@ -138,7 +150,9 @@ void warm_up(const Options& o, const topo::Fabric& fabric, const routing::Routin
   pkt::PacketNetwork net(sim, fabric, tables, cfg);
   const int n = std::min(o.hosts, 2 * bench::FatTreeShape{}.hosts_per_leaf);
   for (int s = 0; s < n; ++s)
-    net.post({.src = static_cast<pkt::HcaIndex>(s), .dst = static_cast<pkt::HcaIndex>((s + n / 2) % n), .bytes = 64 << 10});
+    net.post({.src = static_cast<pkt::HcaIndex>(s),
+              .dst = static_cast<pkt::HcaIndex>((s + n / 2) % n),
+              .bytes = 64 << 10});
   sim.run();
 }
 
@@ -186,42 +200,48 @@ void print(const Options& o, const Result& r) {
   const double mib = 1024.0 * 1024.0;
   const std::uint64_t growth = r.rss_peak > r.rss_before ? r.rss_peak - r.rss_before : 0;
   std::printf("== ibnetsim packet engine: %s, %d hosts, %llu B per flow, AR %s, input buffers %u KiB\n",
-              r.pattern.c_str(), o.hosts, static_cast<unsigned long long>(o.bytes), pkt::to_string(o.ar).c_str(),
+              r.pattern.c_str(), o.hosts, static_cast<unsigned long long>(o.bytes),
+              pkt::to_string(o.ar).c_str(),
               (o.buffer_bytes ? o.buffer_bytes : pkt::PacketConfig{}.switch_buffer_bytes) / 1024);
-  std::printf("  simulated time (last byte)   %.3f us (clock at end %.3f us)\n", r.sim_s * 1e6, r.sim_end_s * 1e6);
+  std::printf("  simulated time (last byte)   %.3f us (clock at end %.3f us)\n", r.sim_s * 1e6,
+              r.sim_end_s * 1e6);
   std::printf("  payload delivered            %.1f MiB (%s)\n", static_cast<double>(r.payload) / mib,
               r.all_done ? "every message delivered and acked" : "INCOMPLETE");
   std::printf("  events executed              %llu\n", static_cast<unsigned long long>(r.events));
   std::printf("  packets injected             %llu\n", static_cast<unsigned long long>(r.packets));
-  std::printf("  packet-hops                  %llu (%.2f events per hop)\n", static_cast<unsigned long long>(r.hops),
+  std::printf("  packet-hops                  %llu (%.2f events per hop)\n",
+              static_cast<unsigned long long>(r.hops),
               static_cast<double>(r.events) / static_cast<double>(r.hops));
   std::printf("  wall / thread CPU time       %.3f s / %.3f s\n", r.wall_s, r.cpu_s);
-  std::printf("  events/s                     %.2f M (CPU: %.2f M)\n", static_cast<double>(r.events) / r.wall_s * 1e-6,
+  std::printf("  events/s                     %.2f M (CPU: %.2f M)\n",
+              static_cast<double>(r.events) / r.wall_s * 1e-6,
               static_cast<double>(r.events) / r.cpu_s * 1e-6);
-  std::printf("  packet-hops/s                %.2f M (CPU: %.2f M)\n", static_cast<double>(r.hops) / r.wall_s * 1e-6,
-              static_cast<double>(r.hops) / r.cpu_s * 1e-6);
+  std::printf("  packet-hops/s                %.2f M (CPU: %.2f M)\n",
+              static_cast<double>(r.hops) / r.wall_s * 1e-6, static_cast<double>(r.hops) / r.cpu_s * 1e-6);
   std::printf("  simulated bytes / wall s     %.1f MB/s (CPU: %.1f MB/s)\n",
-              static_cast<double>(r.payload) / r.wall_s * 1e-6, static_cast<double>(r.payload) / r.cpu_s * 1e-6);
+              static_cast<double>(r.payload) / r.wall_s * 1e-6,
+              static_cast<double>(r.payload) / r.cpu_s * 1e-6);
   std::printf("  peak RSS                     %.1f MiB (%.2f MiB more than before run())\n",
               static_cast<double>(r.rss_peak) / mib, static_cast<double>(growth) / mib);
   std::printf("  peak packets in flight       %llu\n", static_cast<unsigned long long>(r.peak_pkts));
   std::printf("  bytes per packet in flight   %.0f (RSS growth / peak packets), %zu by construction\n",
               r.peak_pkts ? static_cast<double>(growth) / static_cast<double>(r.peak_pkts) : 0.0,
               pkt::PacketNetwork::packet_state_bytes());
-  std::printf("RESULT engine=ibnetsim pattern=%s hosts=%d bytes=%llu ar=%s sim_us=%.3f events=%llu hops=%llu "
-              "packets=%llu payload=%llu wall_s=%.6f cpu_s=%.6f events_per_s=%.0f hops_per_s=%.0f "
-              "bytes_per_wall_s=%.0f bytes_per_cpu_s=%.0f peak_rss=%llu rss_growth=%llu peak_pkts=%llu "
-              "bytes_per_pkt=%.0f state_bytes_per_pkt=%zu buffer_kib=%u complete=%d\n",
-              r.pattern.c_str(), o.hosts, static_cast<unsigned long long>(o.bytes), pkt::to_string(o.ar).c_str(),
-              r.sim_s * 1e6, static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.hops),
-              static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.payload), r.wall_s,
-              r.cpu_s, static_cast<double>(r.events) / r.wall_s, static_cast<double>(r.hops) / r.wall_s,
-              static_cast<double>(r.payload) / r.wall_s, static_cast<double>(r.payload) / r.cpu_s,
-              static_cast<unsigned long long>(r.rss_peak), static_cast<unsigned long long>(growth),
-              static_cast<unsigned long long>(r.peak_pkts),
-              r.peak_pkts ? static_cast<double>(growth) / static_cast<double>(r.peak_pkts) : 0.0,
-              pkt::PacketNetwork::packet_state_bytes(),
-              (o.buffer_bytes ? o.buffer_bytes : pkt::PacketConfig{}.switch_buffer_bytes) / 1024, r.all_done ? 1 : 0);
+  std::printf(
+      "RESULT engine=ibnetsim pattern=%s hosts=%d bytes=%llu ar=%s sim_us=%.3f events=%llu hops=%llu "
+      "packets=%llu payload=%llu wall_s=%.6f cpu_s=%.6f events_per_s=%.0f hops_per_s=%.0f "
+      "bytes_per_wall_s=%.0f bytes_per_cpu_s=%.0f peak_rss=%llu rss_growth=%llu peak_pkts=%llu "
+      "bytes_per_pkt=%.0f state_bytes_per_pkt=%zu buffer_kib=%u complete=%d\n",
+      r.pattern.c_str(), o.hosts, static_cast<unsigned long long>(o.bytes), pkt::to_string(o.ar).c_str(),
+      r.sim_s * 1e6, static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.hops),
+      static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.payload), r.wall_s,
+      r.cpu_s, static_cast<double>(r.events) / r.wall_s, static_cast<double>(r.hops) / r.wall_s,
+      static_cast<double>(r.payload) / r.wall_s, static_cast<double>(r.payload) / r.cpu_s,
+      static_cast<unsigned long long>(r.rss_peak), static_cast<unsigned long long>(growth),
+      static_cast<unsigned long long>(r.peak_pkts),
+      r.peak_pkts ? static_cast<double>(growth) / static_cast<double>(r.peak_pkts) : 0.0,
+      pkt::PacketNetwork::packet_state_bytes(),
+      (o.buffer_bytes ? o.buffer_bytes : pkt::PacketConfig{}.switch_buffer_bytes) / 1024, r.all_done ? 1 : 0);
   std::fflush(stdout);
 }
 
@@ -243,9 +263,12 @@ int main(int argc, char** argv) {
       const bool has = i + 1 < argc;
       if (a == "--pattern" && has) {
         const std::string p = argv[++i];
-        if (p == "both") o.patterns = {"perm", "ring"};
-        else if (p == "perm" || p == "ring") o.patterns = {p};
-        else return usage(argv[0]);
+        if (p == "both")
+          o.patterns = {"perm", "ring"};
+        else if (p == "perm" || p == "ring")
+          o.patterns = {p};
+        else
+          return usage(argv[0]);
       } else if (a == "--bytes" && has) {
         o.bytes = parse_bytes(argv[++i]);
       } else if (a == "--seed" && has) {
@@ -272,10 +295,11 @@ int main(int argc, char** argv) {
     p.oversubscription = {{4, 1}};
     const topo::Fabric fabric = topo::build_fat_tree(p);
     const routing::RoutingTables tables = routing::route_ftree(fabric);
-    std::printf("fabric: %s, 4:1 (16 down / 4 up per leaf), %d leaves, %d spines, 4x NDR 400 Gb/s, cables %.2f ns "
-                "(host) / %.2f ns (leaf-spine); routing ftree (D-mod-k); PacketConfig defaults (MTU 4096)\n",
-                fabric.name.c_str(), shape.leaves(), shape.spines, static_cast<double>(shape.host_cable_ps) / 1e3,
-                static_cast<double>(shape.leaf_cable_ps) / 1e3);
+    std::printf(
+        "fabric: %s, 4:1 (16 down / 4 up per leaf), %d leaves, %d spines, 4x NDR 400 Gb/s, cables %.2f ns "
+        "(host) / %.2f ns (leaf-spine); routing ftree (D-mod-k); PacketConfig defaults (MTU 4096)\n",
+        fabric.name.c_str(), shape.leaves(), shape.spines, static_cast<double>(shape.host_cable_ps) / 1e3,
+        static_cast<double>(shape.leaf_cable_ps) / 1e3);
     for (const auto& pattern : o.patterns) {
       const std::vector<int> dst = bench::traffic(pattern, o.hosts, o.seed);
       check_scenario(fabric, tables, shape, dst);

@@ -6,8 +6,8 @@
 //   128 hosts, 16 per leaf -> 8 leaves; 4 up-cables per leaf; 2 spines, each leaf with 2 parallel cables to
 //   each spine (leaf up-cable k goes to spine k mod 2, parallel index k / 2). Every cable 4x NDR 400 Gb/s;
 //   host cables 3 m DAC (3 x 4,760 ps = 14,280 ps), leaf-spine cables 30 m fiber (30 x 5,130 = 153,900 ps).
-// Paths (ftree = D-mod-k): the leaf sends destination d up cable d mod 4, i.e. spine (d mod 4) mod 2, and that
-// spine sends it down parallel cable (d mod 4) / 2 — the same cable d's own leaf would use going up.
+// Paths (ftree = D-mod-k): the leaf sends destination d up cable d mod 4, i.e. spine (d mod 4) mod 2, and
+// that spine sends it down parallel cable (d mod 4) / 2 — the same cable d's own leaf would use going up.
 //
 // Traffic: every host sends `bytes` to one partner, all flows start at t = 0.
 //   perm: a random derangement (no host sends to itself), Fisher-Yates driven by SplitMix64(seed);

@@ -12,14 +12,15 @@
 //   DaryHeap<2>   binary heap over a contiguous vector
 //   DaryHeap<4>   4-ary heap (shallower; the four children of a node are adjacent in memory)
 //   CalendarQueue Brown's calendar queue (buckets of width 2^k ps, resized as the queue grows/shrinks)
-// `EventQueue` names the default, DaryHeap<4>: fastest or close to it at every size in the hold-model
-// benchmark (bench/event_queue_bench.cpp, figures in docs/engine.md), and unlike the calendar queue it
-// does not degrade when millisecond timers mix with nanosecond events.
+//   WindowQueue   fixed 0.5 ns buckets over the next 2.1 us (bitmap-indexed FIFO lists), a DaryHeap<4> for
+//                 the rest
+// `EventQueue` names the default, WindowQueue: on the packet engine's event mix it costs about a third of
+// the 4-ary heap per event (docs/engine.md, "Packet engine speed"), and like the heap it does not degrade
+// when millisecond timers mix with nanosecond events (they stay in its heap). DaryHeap<4> remains the
+// fastest general-purpose variant in the hold-model benchmark (bench/event_queue_bench.cpp).
 // The queues know nothing of cancellation; Simulation does that lazily.
 #include "sim/time.hpp"
 
-#include <bit>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -183,13 +184,13 @@ class CalendarQueue {
 /// kBuckets x 2^kShift ps (4,096 x 0.512 ns = 2.1 us) from the bucket of the last popped event. An event
 /// inside it goes into its bucket, a list of pooled nodes sorted by (time, seq): appended in the common case,
 /// else inserted after a walk of at most kMaxWalk nodes. Every other event (beyond the window, before its
-/// start, or deep inside a long bucket) goes to the heap. A bitmap of non-empty buckets, with a summary word over
-/// it, finds the earliest bucket with two count-trailing-zeros; pop() takes the smaller of that bucket's
+/// start, or deep inside a long bucket) goes to the heap. A bitmap of non-empty buckets, with a summary word
+/// over it, finds the earliest bucket with two count-trailing-zeros; pop() takes the smaller of that bucket's
 /// head and the heap's top. So near events cost O(1) to push and pop, and nothing is ever moved between the
 /// two parts. Pops exactly the same sequence as the heaps: (time, seq) order.
 class WindowQueue {
  public:
-  static constexpr int kShift = 9;             ///< bucket width 2^9 ps = 0.512 ns
+  static constexpr int kShift = 9;              ///< bucket width 2^9 ps = 0.512 ns
   static constexpr std::size_t kBuckets = 4096; ///< window: 2.10 us
   WindowQueue();
   bool empty() const { return size_ == 0; }
@@ -225,10 +226,6 @@ class WindowQueue {
     bits_[s >> 6] |= std::uint64_t{1} << (s & 63);
     summary_ |= std::uint64_t{1} << (s >> 6);
   }
-  void clear_bit(std::size_t s) {
-    bits_[s >> 6] &= ~(std::uint64_t{1} << (s & 63));
-    if (bits_[s >> 6] == 0) summary_ &= ~(std::uint64_t{1} << (s >> 6));
-  }
 
   std::vector<Bucket> buckets_; // slot = absolute bucket index mod kBuckets
   std::vector<std::uint64_t> bits_;
@@ -244,101 +241,6 @@ class WindowQueue {
   static constexpr std::size_t kFromHeap = kUnknown - 1;
   mutable std::size_t min_slot_ = kUnknown;
 };
-
-// WindowQueue's hot members, inline (called once or twice per event).
-
-inline void WindowQueue::push(const Event& e) {
-  ++size_;
-  min_slot_ = kUnknown;
-  const std::int64_t b = bucket_index(e.time) - cur_;
-  if (b < 0 || b >= static_cast<std::int64_t>(kBuckets)) {
-    far_.push(e); // beyond the window or before its start
-    return;
-  }
-  const std::size_t slot = static_cast<std::size_t>(b + cur_) & kMask;
-  Bucket& bk = buckets_[slot];
-  // An empty bucket's tail is the sentinel node, earlier than any event: the common case (appending) then
-  // takes no data-dependent branch, whether the bucket was empty or not.
-  const std::uint32_t tail = bk.tail;
-  if (event_before(e, nodes_[tail].e)) [[unlikely]] {
-    insert_inside(e, slot);
-    return;
-  }
-  std::uint32_t n = free_;
-  if (n != kNil) free_ = nodes_[n].next;
-  else {
-    n = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.emplace_back();
-  }
-  nodes_[n].e = e;
-  nodes_[n].next = kNil;
-  nodes_[tail].next = n; // (writes the sentinel's link when the bucket was empty; never read)
-  const std::uint32_t was_empty = 0u - static_cast<std::uint32_t>(tail == kSentinel); // all ones or zero
-  bk.head = (n & was_empty) | (bk.head & ~was_empty); // (a mask, not ?:, which compilers turn into a branch)
-  bk.tail = n;
-  set_bit(slot);
-  ++near_size_;
-}
-
-inline std::size_t WindowQueue::first_slot() const {
-  // Circularly from the window start: the rest of its word, the later words, then (wrapping) the earlier ones.
-  const std::size_t s = static_cast<std::size_t>(cur_) & kMask;
-  const std::size_t w = s >> 6;
-  if (const std::uint64_t x = bits_[w] & (~std::uint64_t{0} << (s & 63)); x != 0)
-    return (w << 6) + static_cast<std::size_t>(std::countr_zero(x));
-  const std::uint64_t later = w == 63 ? 0 : summary_ & (~std::uint64_t{0} << (w + 1));
-  const auto w2 = static_cast<std::size_t>(std::countr_zero(later != 0 ? later : summary_));
-  return (w2 << 6) + static_cast<std::size_t>(std::countr_zero(bits_[w2]));
-}
-
-inline void WindowQueue::locate() const {
-  // The earliest bucketed event against the heap's top; remembered until the next push or pop.
-  if (near_size_ == 0) {
-    min_slot_ = kFromHeap;
-  } else {
-    min_slot_ = first_slot();
-    if (!far_.empty() && event_before(far_.top(), nodes_[buckets_[min_slot_].head].e)) min_slot_ = kFromHeap;
-  }
-}
-
-inline const Event& WindowQueue::top() const {
-  assert(size_ > 0);
-  if (min_slot_ == kUnknown) locate();
-  return min_slot_ == kFromHeap ? far_.top() : nodes_[buckets_[min_slot_].head].e;
-}
-
-inline Event WindowQueue::pop() {
-  assert(size_ > 0);
-  if (min_slot_ == kUnknown) locate();
-  const std::size_t slot = min_slot_;
-  min_slot_ = kUnknown;
-  --size_;
-  if (slot != kFromHeap) {
-    Bucket& bk = buckets_[slot];
-    const std::uint32_t n = bk.head;
-    const Event out = nodes_[n].e;
-    const std::uint32_t next = nodes_[n].next;
-    const bool emptied = next == kNil;
-    bk.head = next;
-    bk.tail &= 0u - static_cast<std::uint32_t>(!emptied); // kSentinel (0) when it emptied
-    // Clear the bucket's bit if it emptied, and the summary bit if its word did (no branch on either).
-    std::uint64_t& word = bits_[slot >> 6];
-    word &= ~(std::uint64_t{emptied} << (slot & 63));
-    summary_ &= ~(std::uint64_t{word == 0} << (slot >> 6));
-    nodes_[n].next = free_;
-    free_ = n;
-    --near_size_;
-    // The window now starts at this event's bucket (every bucketed event is at or after it).
-    cur_ += static_cast<std::int64_t>((slot - (static_cast<std::size_t>(cur_) & kMask)) & kMask);
-    return out;
-  }
-  const Event out = far_.pop();
-  // Move the window start up to this event (never back: bucketed events must stay inside the window).
-  if (const std::int64_t b = bucket_index(out.time); b > cur_) {
-    if (near_size_ == 0 || b - cur_ < static_cast<std::int64_t>(kBuckets)) cur_ = b;
-  }
-  return out;
-}
 
 /// The queue Simulation uses. Chosen with bench/event_queue_bench.cpp and bench/packet_bench.cpp
 /// (figures in docs/engine.md): the 4-ary heap is the fastest heap, the window queue is faster still on the

@@ -16,10 +16,14 @@ namespace ibn::pkt {
 
 std::string to_string(Verb v) {
   switch (v) {
-  case Verb::Write: return "write";
-  case Verb::WriteImm: return "write_imm";
-  case Verb::Send: return "send";
-  case Verb::Read: return "read";
+  case Verb::Write:
+    return "write";
+  case Verb::WriteImm:
+    return "write_imm";
+  case Verb::Send:
+    return "send";
+  case Verb::Read:
+    return "read";
   }
   return "?";
 }
@@ -68,7 +72,7 @@ struct LineItem {
 /// A FIFO of LineItems in a power-of-two ring buffer: no allocation once it has grown to its working size
 /// (std::deque allocates and frees 512-byte blocks as it slides, and costs more per push and pop).
 class ItemRing {
-public:
+ public:
   bool empty() const { return count_ == 0; }
   std::uint32_t size() const { return count_; }
   const LineItem& front() const { return buf_[head_]; }
@@ -97,7 +101,7 @@ public:
     ++count_;
   }
 
-private:
+ private:
   std::uint32_t capacity() const { return buf_ ? mask_ + 1 : 0; }
   void grow() {
     const std::uint32_t cap = capacity() == 0 ? 8 : capacity() * 2;
@@ -114,10 +118,10 @@ private:
 };
 
 // Event tags of a transmitter (one component per directed cable end).
-constexpr EventTag kTxDone = 0;   // the current packet's last byte left
-constexpr EventTag kArrival = 1;  // the head packet on the cable reaches the peer
-constexpr EventTag kCredits = 2;  // the head credit return reaches this transmitter (only while it waits)
-constexpr EventTag kWake = 3;     // an idle switch output: a packet bound for it arrives at its switch
+constexpr EventTag kTxDone = 0;  // the current packet's last byte left
+constexpr EventTag kArrival = 1; // the head packet on the cable reaches the peer
+constexpr EventTag kCredits = 2; // the head credit return reaches this transmitter (only while it waits)
+constexpr EventTag kWake = 3;    // an idle switch output: a packet bound for it arrives at its switch
 
 } // namespace
 
@@ -149,13 +153,22 @@ struct PacketNetwork::Impl {
   /// the transmitter is idle and waits for credits (`waiting`), so a busy or idle port costs no event per
   /// credit return.
   struct Tx final : Component {
-    Tx(Impl& impl, std::uint32_t index, std::string name) : Component(impl.sim, std::move(name)), impl(impl), index(index) {}
+    Tx(Impl& impl, std::uint32_t index, std::string name)
+        : Component(impl.sim, std::move(name)), impl(impl), index(index) {}
     void on_event(EventTag tag) override {
       switch (tag) {
-      case kTxDone: impl.tx_done(*this); break;
-      case kArrival: impl.arrivals(*this); break;
-      case kCredits: impl.credit_wake(*this); break;
-      default: impl.arrival_wake(*this); break;
+      case kTxDone:
+        impl.tx_done(*this);
+        break;
+      case kArrival:
+        impl.arrivals(*this);
+        break;
+      case kCredits:
+        impl.credit_wake(*this);
+        break;
+      default:
+        impl.arrival_wake(*this);
+        break;
       }
     }
 
@@ -167,8 +180,8 @@ struct PacketNetwork::Impl {
     bool busy = false;
     bool owner_is_switch = false;
     bool peer_is_switch = false;
-    bool credit_armed = false;   ///< a kCredits event is pending
-    bool waiting = false;        ///< idle with packets that do not fit the credits
+    bool credit_armed = false; ///< a kCredits event is pending
+    bool waiting = false;      ///< idle with packets that do not fit the credits
     bool stalled = false;
     bool credit_blocked = false; ///< set by the last selection: a packet was ready but credits were short
     std::uint8_t cur_in_vl = 0;  ///< of `current` (switch outputs): where it came in, for its credits
@@ -187,12 +200,13 @@ struct PacketNetwork::Impl {
     ItemRing wire;    ///< (arrival time at the peer, packet)
     ItemRing creditq; ///< (arrival time here, VL, credits)
     /// Switch outputs, static routing: packets bound for this output that have not reached its switch yet,
-    /// (arrival time, packet, input port) ordered by time. They join the virtual output queues when the output
-    /// next selects (kick), in arrival order; an event (kWake) is scheduled only while the output is idle.
+    /// (arrival time, packet, input port) ordered by time. They join the virtual output queues when the
+    /// output next selects (kick), in arrival order; an event (kWake) is scheduled only while the output is
+    /// idle.
     ItemRing incoming;
     // Switch outputs: virtual output queues [vl * radix + (in_port - 1)] and a bitmask of non-empty ones.
     Fifo* voq = nullptr;
-    std::uint64_t* nonempty = nullptr; // [vl * words + w]
+    std::uint64_t* nonempty = nullptr;           // [vl * words + w]
     std::array<std::int64_t, kMaxVls> credits{}; ///< per VL, of the peer's input buffer
     std::array<int, kMaxVls> rr_input{};         ///< per VL: last input served (0-based)
     // Statistics and the rest.
@@ -218,7 +232,8 @@ struct PacketNetwork::Impl {
   /// HCA timer: wakes the HCA when a posted message becomes eligible, a pacing gap ends or an ACK timeout
   /// expires. At most one pending event.
   struct HcaTimer final : Component {
-    HcaTimer(Impl& impl, HcaIndex h, std::string name) : Component(impl.sim, std::move(name)), impl(impl), h(h) {}
+    HcaTimer(Impl& impl, HcaIndex h, std::string name)
+        : Component(impl.sim, std::move(name)), impl(impl), h(h) {}
     void on_event(EventTag) override {
       pending = EventHandle{};
       impl.hca_wake(h);
@@ -316,7 +331,7 @@ struct PacketNetwork::Impl {
     std::uint32_t tx = kNil;
     std::vector<std::uint32_t> active; ///< (qp << 1) | responder-role
     std::size_t rr = 0;
-    Fifo ctrl; ///< ACK/NAK packets, sent before data
+    Fifo ctrl;                          ///< ACK/NAK packets, sent before data
     std::vector<std::uint32_t> req_qps; ///< QPs this HCA is the requester of
     HcaTimer* timer = nullptr;
   };
@@ -338,11 +353,12 @@ struct PacketNetwork::Impl {
   std::uint64_t peak_in_flight = 0;
   std::vector<Tx*> txs;
   std::vector<Switch> switches;
-  std::vector<std::uint32_t> switch_of_node; // NodeId -> switch slot
+  std::vector<std::uint32_t> switch_of_node;                               // NodeId -> switch slot
   static constexpr std::size_t kDenseLftMaxEntries = std::size_t{1} << 22; // 8 MB of ports
   std::vector<routing::Port> lft; // [switch slot * num_hcas + dst] when dense, else empty
   bool per_global_hop_vl = false;
-  bool static_routing = false; // no adaptive routing: a packet's output at the next switch is known when it is sent
+  bool static_routing =
+      false; // no adaptive routing: a packet's output at the next switch is known when it is sent
   std::vector<Hca> hcas;
   std::vector<Qp> qps;
   std::unordered_map<std::uint64_t, std::uint32_t> qp_index; // (src, dst, slot)
@@ -354,7 +370,8 @@ struct PacketNetwork::Impl {
   std::unordered_map<std::uint64_t, std::pair<routing::Port, Time>> ar_bind; // bounded AR: (switch, dst)
   Rng* ber_rng = nullptr;
   std::vector<VlArbEntry> arb_high, arb_low; // effective VL arbitration tables
-  int single_arb_vl = -1; // the VL when the tables are one low entry of positive weight (the default), else -1
+  int single_arb_vl =
+      -1; // the VL when the tables are one low entry of positive weight (the default), else -1
 
   Impl(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c)
       : sim(s), fabric(f), tables(t), cfg(c) {
@@ -365,8 +382,9 @@ struct PacketNetwork::Impl {
       for (int v = 0; v < cfg.num_vls; ++v) arb_low.push_back({v, 4});
     if (arb_high.empty() && arb_low.size() == 1 && arb_low[0].weight > 0) single_arb_vl = arb_low[0].vl;
     if (tables.num_hcas() != f.hcas().size())
-      throw InputError("routing tables were computed for another fabric (" + std::to_string(tables.num_hcas()) +
-                       " HCAs vs " + std::to_string(f.hcas().size()) + ")");
+      throw InputError("routing tables were computed for another fabric (" +
+                       std::to_string(tables.num_hcas()) + " HCAs vs " + std::to_string(f.hcas().size()) +
+                       ")");
     pool.emplace_back(); // the sentinel (kSentinelPacket)
     build();
     sim.add_progress_probe([this] { return in_flight; });
@@ -411,7 +429,8 @@ struct PacketNetwork::Impl {
     }
     // The static LFTs as one dense array when small enough (a load per hop instead of the tables' lookup).
     const std::size_t nh = tables.num_hcas();
-    if (cfg.ar_mode == ArMode::Off && !switches.empty() && nh > 0 && switches.size() * nh <= kDenseLftMaxEntries) {
+    if (cfg.ar_mode == ArMode::Off && !switches.empty() && nh > 0 &&
+        switches.size() * nh <= kDenseLftMaxEntries) {
       lft.resize(switches.size() * nh);
       for (std::size_t s = 0; s < switches.size(); ++s)
         for (HcaIndex d = 0; d < nh; ++d) lft[s * nh + d] = tables.next_hop(switches[s].node, d);
@@ -540,7 +559,8 @@ struct PacketNetwork::Impl {
   }
   /// Credits leave the peer's input buffer at `now` and reach `tx` one cable delay later.
   void push_credits(Tx& tx, std::uint32_t vl, std::uint32_t wire) {
-    tx.creditq.push_back({sim.now() + tx.prop + cfg.credit_update_delay, vl, PacketConfig::credits_for(wire)});
+    tx.creditq.push_back(
+        {sim.now() + tx.prop + cfg.credit_update_delay, vl, PacketConfig::credits_for(wire)});
     if (tx.waiting && !tx.credit_armed) arm_credits(tx);
   }
   void credit_wake(Tx& tx) {
@@ -574,7 +594,8 @@ struct PacketNetwork::Impl {
         ser = Time::ps(static_cast<std::int64_t>(num / tx.rate_bps));
         tx.carry = num % tx.rate_bps;
       } else {
-        const unsigned __int128 num = static_cast<unsigned __int128>(p.wire) * 8'000'000'000'000ull + tx.carry;
+        const unsigned __int128 num =
+            static_cast<unsigned __int128>(p.wire) * 8'000'000'000'000ull + tx.carry;
         ser = Time::ps(static_cast<std::int64_t>(num / tx.rate_bps));
         tx.carry = static_cast<std::uint64_t>(num % tx.rate_bps);
       }
@@ -612,7 +633,8 @@ struct PacketNetwork::Impl {
     // The packet has left this switch: its input buffer space goes back upstream. (From what start_tx
     // recorded: with cut-through the packet may already have reached the next switch, which rewrites its
     // input port and VL.)
-    if (tx.owner_is_switch && pi != kNil) return_credits(switches[tx.owner], tx.cur_in_port, tx.cur_in_vl, tx.cur_wire);
+    if (tx.owner_is_switch && pi != kNil)
+      return_credits(switches[tx.owner], tx.cur_in_port, tx.cur_in_vl, tx.cur_wire);
     kick(tx);
   }
 
@@ -626,8 +648,10 @@ struct PacketNetwork::Impl {
     do {
       const std::uint32_t pi = tx.wire.front().a;
       tx.wire.pop_front();
-      if (tx.peer_is_switch) arrive_switch(tx.peer_owner, tx.peer_port, pi);
-      else arrive_hca(tx.peer_owner, tx, pi);
+      if (tx.peer_is_switch)
+        arrive_switch(tx.peer_owner, tx.peer_port, pi);
+      else
+        arrive_hca(tx.peer_owner, tx, pi);
     } while (!tx.wire.empty() && tx.wire.front().t <= now);
     if (!tx.wire.empty()) sim.schedule_at(tx.wire.front().t, tx.id(), kArrival);
   }
@@ -716,7 +740,8 @@ struct PacketNetwork::Impl {
     }
     const std::size_t q = static_cast<std::size_t>(p.vl) * tx.radix + (in_port - 1);
     fifo_push(tx.voq[q], pi);
-    tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + (in_port - 1) / 64] |= 1ull << ((in_port - 1) % 64);
+    tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + (in_port - 1) / 64] |= 1ull
+                                                                                   << ((in_port - 1) % 64);
     tx.queued_bytes += p.wire;
     tx.queued_packets++;
   }
@@ -802,8 +827,8 @@ struct PacketNetwork::Impl {
       if (input < 0) return kNil;
       vl = single_arb_vl;
     } else if (!arb_high.empty()) {
-      const bool over_limit = cfg.vl_high_limit != 255 &&
-                              tx.high_bytes >= static_cast<std::uint64_t>(cfg.vl_high_limit) * 4096u;
+      const bool over_limit =
+          cfg.vl_high_limit != 255 && tx.high_bytes >= static_cast<std::uint64_t>(cfg.vl_high_limit) * 4096u;
       Tx::Arb probe = tx.low;
       int low_input = -1;
       const bool low_waiting = over_limit && wrr_pick(arb_low, probe, tx, low_input) >= 0;
@@ -816,7 +841,8 @@ struct PacketNetwork::Impl {
     if (vl < 0) return kNil;
     Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + input];
     const std::uint32_t pi = fifo_pop(f);
-    if (f.empty()) tx.nonempty[static_cast<std::size_t>(vl) * tx.words + input / 64] &= ~(1ull << (input % 64));
+    if (f.empty())
+      tx.nonempty[static_cast<std::size_t>(vl) * tx.words + input / 64] &= ~(1ull << (input % 64));
     tx.rr_input[static_cast<std::size_t>(vl)] = input;
     const std::uint32_t wire = pool[pi].wire;
     tx.queued_bytes -= wire;
@@ -834,7 +860,8 @@ struct PacketNetwork::Impl {
 
   // ---------------------------------------------------------------- HCAs
   Qp& qp_of(HcaIndex src, HcaIndex dst, std::uint32_t slot, std::uint32_t* index = nullptr) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 16) ^ slot;
+    const std::uint64_t key =
+        (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 16) ^ slot;
     auto it = qp_index.find(key);
     std::uint32_t q;
     if (it == qp_index.end()) {
@@ -870,7 +897,8 @@ struct PacketNetwork::Impl {
     if (s.src >= hcas.size() || s.dst >= hcas.size())
       throw InputError("message endpoints out of range: src " + std::to_string(s.src) + ", dst " +
                        std::to_string(s.dst) + " (the fabric has " + std::to_string(hcas.size()) + " HCAs)");
-    if (s.src == s.dst) throw InputError("a message needs two different HCAs (src == dst == " + std::to_string(s.src) + ")");
+    if (s.src == s.dst)
+      throw InputError("a message needs two different HCAs (src == dst == " + std::to_string(s.src) + ")");
     if (hcas[s.src].tx == kNil || hcas[s.dst].tx == kNil || !tables.reachable(s.src, s.dst))
       throw InputError("HCA '" + fabric.node(hcas[s.src].node).name + "' cannot reach HCA '" +
                        fabric.node(hcas[s.dst].node).name + "' (different planes or uncabled)");
@@ -923,8 +951,10 @@ struct PacketNetwork::Impl {
       std::uint32_t pi = kNil;
       bool done = false; // this role has no more work: drop it from the active list
       if (responder) {
-        if (qp.reads.empty()) done = true;
-        else pi = make_read_response(q, tx);
+        if (qp.reads.empty())
+          done = true;
+        else
+          pi = make_read_response(q, tx);
       } else {
         pi = make_request(q, tx, now, wake, done);
       }
@@ -1098,11 +1128,21 @@ struct PacketNetwork::Impl {
     const Packet pk = p;
     release(pi);
     switch (pk.kind) {
-    case Kind::Data: on_data(h, pk); break;
-    case Kind::Ack: on_ack(pk.qp, pk.psn); break;
-    case Kind::Nak: on_nak(pk.qp, pk.psn); break;
-    case Kind::ReadReq: on_read_request(h, pk); break;
-    case Kind::ReadResp: on_read_response(pk); break;
+    case Kind::Data:
+      on_data(h, pk);
+      break;
+    case Kind::Ack:
+      on_ack(pk.qp, pk.psn);
+      break;
+    case Kind::Nak:
+      on_nak(pk.qp, pk.psn);
+      break;
+    case Kind::ReadReq:
+      on_read_request(h, pk);
+      break;
+    case Kind::ReadResp:
+      on_read_response(pk);
+      break;
     }
   }
 
@@ -1175,12 +1215,15 @@ struct PacketNetwork::Impl {
     while (!qp.sendq.empty()) {
       Msg& m = msgs[qp.sendq.front()];
       const bool read = m.rec.spec.verb == Verb::Read;
-      const bool complete = read ? m.recv_pkts == m.npkts : (m.psn_assigned && m.first_psn + m.npkts <= qp.una);
+      const bool complete =
+          read ? m.recv_pkts == m.npkts : (m.psn_assigned && m.first_psn + m.npkts <= qp.una);
       if (!complete) break;
       if (!read) notify->push(sim.now() + cfg.nic_rx_latency, m.rec.id, 1);
       qp.sendq.pop_front();
-      if (qp.send_pos > 0) --qp.send_pos;
-      else qp.send_off = 0;
+      if (qp.send_pos > 0)
+        --qp.send_pos;
+      else
+        qp.send_off = 0;
     }
     if (qp.next_psn < qp.una) reposition(q, qp.una);
   }
@@ -1234,9 +1277,9 @@ struct PacketNetwork::Impl {
       }
     }
     if (++qp.retries > cfg.retry_count)
-      throw std::runtime_error("QP " + fabric.node(hcas[qp.src].node).name + " -> " +
-                               fabric.node(hcas[qp.dst].node).name + " exceeded " +
-                               std::to_string(cfg.retry_count) + " retries (transport retry counter exceeded)");
+      throw std::runtime_error(
+          "QP " + fabric.node(hcas[qp.src].node).name + " -> " + fabric.node(hcas[qp.dst].node).name +
+          " exceeded " + std::to_string(cfg.retry_count) + " retries (transport retry counter exceeded)");
     qp.rto_deadline = sim.now() + cfg.ack_timeout;
     rewind(q, qp.una);
   }
@@ -1269,10 +1312,12 @@ struct PacketNetwork::Impl {
 
   // ---------------------------------------------------------------- deadlock reporting
   std::string out_name(const Tx& tx, int vl) const {
-    return fabric.node(tx.node).name + " port " + std::to_string(tx.port) + " VL" + std::to_string(vl) + " output";
+    return fabric.node(tx.node).name + " port " + std::to_string(tx.port) + " VL" + std::to_string(vl) +
+           " output";
   }
   std::string in_name(topo::NodeId n, int port, int vl) const {
-    return fabric.node(n).name + " port " + std::to_string(port) + " VL" + std::to_string(vl) + " input buffer";
+    return fabric.node(n).name + " port " + std::to_string(port) + " VL" + std::to_string(vl) +
+           " input buffer";
   }
 
   std::vector<WaitEdge> wait_edges() const {
@@ -1300,22 +1345,30 @@ struct PacketNetwork::Impl {
   }
 };
 
-PacketNetwork::PacketNetwork(Simulation& sim, const topo::Fabric& fabric, const routing::RoutingTables& tables,
-                             const PacketConfig& config)
+PacketNetwork::PacketNetwork(Simulation& sim, const topo::Fabric& fabric,
+                             const routing::RoutingTables& tables, const PacketConfig& config)
     : impl_(std::make_unique<Impl>(sim, fabric, tables, config)) {}
 
 PacketNetwork::~PacketNetwork() = default;
 
-MessageId PacketNetwork::post(const MessageSpec& spec) { return impl_->post_now(spec); }
+MessageId PacketNetwork::post(const MessageSpec& spec) {
+  return impl_->post_now(spec);
+}
 
 void PacketNetwork::post_at(Time when, const MessageSpec& spec) {
   if (when < impl_->sim.now()) throw std::logic_error("post_at in the past");
-  if (when == impl_->sim.now()) impl_->post_now(spec);
-  else impl_->poster->add(when, spec);
+  if (when == impl_->sim.now())
+    impl_->post_now(spec);
+  else
+    impl_->poster->add(when, spec);
 }
 
-void PacketNetwork::on_delivered(std::function<void(const MessageRecord&)> cb) { impl_->delivered_cb = std::move(cb); }
-void PacketNetwork::on_acked(std::function<void(const MessageRecord&)> cb) { impl_->acked_cb = std::move(cb); }
+void PacketNetwork::on_delivered(std::function<void(const MessageRecord&)> cb) {
+  impl_->delivered_cb = std::move(cb);
+}
+void PacketNetwork::on_acked(std::function<void(const MessageRecord&)> cb) {
+  impl_->acked_cb = std::move(cb);
+}
 
 void PacketNetwork::set_qp_next_send_time(HcaIndex src, HcaIndex dst, std::uint32_t slot, Time t) {
   std::uint32_t q = 0;
@@ -1323,14 +1376,30 @@ void PacketNetwork::set_qp_next_send_time(HcaIndex src, HcaIndex dst, std::uint3
   impl_->hcas[src].timer->request(t);
 }
 
-const MessageRecord& PacketNetwork::message(MessageId id) const { return impl_->msgs.at(id).rec; }
-std::size_t PacketNetwork::num_messages() const { return impl_->msgs.size(); }
-std::size_t PacketNetwork::num_hcas() const { return impl_->hcas.size(); }
-const NetworkStats& PacketNetwork::stats() const { return impl_->stats; }
-std::uint64_t PacketNetwork::packets_in_flight() const { return impl_->in_flight; }
-std::uint64_t PacketNetwork::peak_packets_in_flight() const { return impl_->peak_in_flight; }
-std::size_t PacketNetwork::packet_state_bytes() { return sizeof(Packet) + sizeof(std::uint32_t) + sizeof(LineItem); }
-const PacketConfig& PacketNetwork::config() const { return impl_->cfg; }
+const MessageRecord& PacketNetwork::message(MessageId id) const {
+  return impl_->msgs.at(id).rec;
+}
+std::size_t PacketNetwork::num_messages() const {
+  return impl_->msgs.size();
+}
+std::size_t PacketNetwork::num_hcas() const {
+  return impl_->hcas.size();
+}
+const NetworkStats& PacketNetwork::stats() const {
+  return impl_->stats;
+}
+std::uint64_t PacketNetwork::packets_in_flight() const {
+  return impl_->in_flight;
+}
+std::uint64_t PacketNetwork::peak_packets_in_flight() const {
+  return impl_->peak_in_flight;
+}
+std::size_t PacketNetwork::packet_state_bytes() {
+  return sizeof(Packet) + sizeof(std::uint32_t) + sizeof(LineItem);
+}
+const PacketConfig& PacketNetwork::config() const {
+  return impl_->cfg;
+}
 
 std::vector<PortStats> PacketNetwork::port_stats() const {
   std::vector<PortStats> out;

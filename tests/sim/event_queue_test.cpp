@@ -42,7 +42,8 @@ TEST_CASE_TEMPLATE("event queue: pops by time, then in insertion order among equ
 }
 
 TEST_CASE_TEMPLATE("event queue: agrees with a std::multimap on 100k random pushes and pops", Q,
-                   ibn::BinaryHeap, ibn::QuaternaryHeap, ibn::DaryHeap<8>, ibn::CalendarQueue, ibn::WindowQueue) {
+                   ibn::BinaryHeap, ibn::QuaternaryHeap, ibn::DaryHeap<8>, ibn::CalendarQueue,
+                   ibn::WindowQueue) {
   // The reference: a multimap keyed by time keeps equal keys in insertion order, which is the seq order.
   std::multimap<Time, Event> ref;
   Q q;
