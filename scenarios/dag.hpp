@@ -1,0 +1,85 @@
+#pragma once
+// TransferDag: a collective (or any communication pattern) as a DAG of transfers between the ranks of one
+// job, independent of any engine (DESIGN.md §5). A transfer may start when every transfer it depends on
+// has been delivered, plus its own `local_delay` (reduction or copy work at the sender). Ranks are GPUs;
+// the job (scenarios/job.hpp) maps each rank to a node and a local GPU index, and the executor
+// (scenarios/executor.hpp) turns a transfer into an engine send between HCAs (different nodes: over the
+// fabric, through the NIC of `rail`) or into an intra-node NVLink copy (same node).
+//
+// Invariants (checked by add()): dependencies name earlier transfers only (so index order is a topological
+// order); src != dst; src, dst < ranks.
+#include "sim/error.hpp"
+#include "sim/time.hpp"
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ibn::scen {
+
+using TransferId = std::uint32_t;
+
+struct Transfer {
+  std::uint32_t src = 0;      ///< sending rank
+  std::uint32_t dst = 0;      ///< receiving rank
+  std::uint64_t bytes = 0;
+  std::uint32_t channel = 0;  ///< NCCL channel; becomes the QP slot, so channels are separate connections
+  /// NIC index within the node used for an inter-node transfer (both ends use the same index: rail-aligned);
+  /// -1 lets the executor pick (the channel's NIC: channel mod NICs per node).
+  std::int32_t rail = -1;
+  Time local_delay;           ///< work at the sender between the last dependency's delivery and the post
+  std::uint32_t step = 0;     ///< algorithm step (for traces and tests), free for builders to use
+  std::uint32_t dep_begin = 0, dep_end = 0; ///< range in TransferDag::deps()
+};
+
+class TransferDag {
+ public:
+  TransferDag() = default;
+  explicit TransferDag(std::uint32_t ranks) : ranks_(ranks) {}
+
+  /// Appends a transfer with its dependencies; returns its id. Throws std::logic_error on a broken invariant.
+  TransferId add(Transfer t, std::span<const TransferId> deps = {}) {
+    if (t.src >= ranks_ || t.dst >= ranks_ || t.src == t.dst) throw std::logic_error("TransferDag: bad ranks");
+    const auto id = static_cast<TransferId>(transfers_.size());
+    t.dep_begin = static_cast<std::uint32_t>(deps_.size());
+    for (const auto d : deps) {
+      if (d >= id) throw std::logic_error("TransferDag: dependency on a later transfer");
+      deps_.push_back(d);
+    }
+    t.dep_end = static_cast<std::uint32_t>(deps_.size());
+    transfers_.push_back(t);
+    return id;
+  }
+  TransferId add(Transfer t, std::initializer_list<TransferId> deps) {
+    return add(t, std::span<const TransferId>(deps.begin(), deps.size()));
+  }
+
+  std::uint32_t ranks() const { return ranks_; }
+  std::size_t size() const { return transfers_.size(); }
+  const Transfer& operator[](TransferId i) const { return transfers_[i]; }
+  const std::vector<Transfer>& transfers() const { return transfers_; }
+  std::span<const TransferId> deps_of(TransferId i) const {
+    const auto& t = transfers_[i];
+    return std::span<const TransferId>(deps_.data() + t.dep_begin, t.dep_end - t.dep_begin);
+  }
+  void reserve(std::size_t transfers, std::size_t deps) {
+    transfers_.reserve(transfers);
+    deps_.reserve(deps);
+  }
+
+  // Description, filled by the builder (written into results and traces).
+  std::string op;          ///< "allreduce", "allgather", ...
+  std::string algorithm;   ///< "ring", "tree", "halving-doubling", "hierarchical", "direct", ...
+  std::string protocol;    ///< "simple", "ll128", "ll"
+  std::uint64_t size_bytes = 0; ///< the collective's size as nccl-tests reports it
+  std::uint32_t channels = 1;
+
+ private:
+  std::uint32_t ranks_ = 0;
+  std::vector<Transfer> transfers_;
+  std::vector<TransferId> deps_;
+};
+
+} // namespace ibn::scen
