@@ -2,16 +2,26 @@
 #include "apps/commands.hpp"
 #include "models/packet/config.hpp"
 #include "models/routing/routing.hpp"
+#include "scenarios/collectives.hpp"
+#include "scenarios/placement.hpp"
+#include "scenarios/scenario.hpp"
 #include "topology/generators.hpp"
 
 #include <iostream>
+#include <memory>
 
 namespace ibn::app {
 
 void add_list_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("list", "List registered topology generators, routing algorithms, AR policies, "
                                          "congestion-control algorithms and collectives.\nExample: ibnetsim list");
-  cmd->callback([] {
+  auto keys = std::make_shared<bool>(false);
+  cmd->add_flag("--keys", *keys, "print every scenario key (type, unit, default, description) as Markdown");
+  cmd->callback([keys] {
+    if (*keys) {
+      std::cout << scen::scenario_schema().markdown();
+      return;
+    }
     auto print = [](const auto& reg) {
       std::cout << reg.kind() << "s:\n";
       for (const auto& e : reg.entries()) std::cout << "  " << e.name << std::string(e.name.size() < 18 ? 18 - e.name.size() : 1, ' ') << e.description << "\n";
@@ -21,6 +31,8 @@ void add_list_command(CLI::App& app) {
     std::cout << "adaptive routing policies:\n";
     for (auto m : {pkt::ArMode::Off, pkt::ArMode::PerPacket, pkt::ArMode::Bounded})
       std::cout << "  " << pkt::to_string(m) << "\n";
+    print(scen::builtin_collectives());
+    print(scen::builtin_placement_policies());
   });
 }
 

@@ -4,6 +4,7 @@
 // prints the banner, the header block, the table and a closing line saying the run was simulated.
 #include "apps/commands.hpp"
 #include "apps/fabric_loader.hpp"
+#include "calibration/profile.hpp"
 #include "scenarios/perftest.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
@@ -36,6 +37,7 @@ struct PerftestOpts {
   std::uint64_t seed = 1;
   CLI::Option* rate_opt = nullptr;
   CLI::Option* cable_opt = nullptr;
+  CLI::Option* mtu_opt = nullptr;
 };
 
 std::string fmt(const char* format, auto... args) {
@@ -81,7 +83,7 @@ std::string render(const scen::PerftestSpec& spec, const scen::PerftestPath& pat
   o << one_line("TX depth", std::to_string(spec.tx_depth));
   if (!lat) o << one_line("CQ Moderation", "1");
   o << one_line("Mtu", std::to_string(path.config.mtu_bytes) + "[B]");
-  o << one_line("Link type", "IB");
+  o << one_line("Link type", path.config.link_layer == pkt::LinkLayer::RoCEv2 ? "Ethernet" : "IB");
   if (read)
     o << one_line("Outstand reads", std::to_string(path.config.max_rd_atomic));
   else
@@ -126,17 +128,22 @@ std::string render(const scen::PerftestSpec& spec, const scen::PerftestPath& pat
   o << " Simulated by ibnetsim " << kVersion << " (packet engine, seed " << spec.seed
     << "): " << path.description;
   if (capped) o << "; iterations capped at 512 MiB per size (-n overrides)";
+  if (spec.profile) o << "; profile " << spec.profile->generator;
   o << "\n";
   return o.str();
 }
 
 void run(const PerftestOpts& o) {
-  if (!o.profile.empty())
-    throw InputError(
-        "--profile " + o.profile +
-        ": profiles come with calibration (not yet implemented); run without --profile to use the "
-        "engine's default device model");
+  std::shared_ptr<const calib::Profile> profile;
+  if (!o.profile.empty()) {
+    try {
+      profile = std::make_shared<const calib::Profile>(calib::Profile::load(o.profile));
+    } catch (const InputError& e) {
+      throw InputError(std::string("--profile: ") + e.what());
+    }
+  }
   scen::PerftestSpec spec;
+  spec.profile = profile;
   spec.tool = scen::parse_perftest_tool(o.tool);
   const bool lat = calib::is_latency_tool(spec.tool);
   if (o.all && !o.size.empty())
@@ -173,10 +180,11 @@ void run(const PerftestOpts& o) {
   spec.seed = o.seed;
 
   pkt::PacketConfig base;
+  if (profile) calib::apply(*profile, base);
   const auto mtu = int_in_range(o.mtu, "-m", 256, 4096, "the MTU");
   if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
     throw InputError("-m: MTU must be 256, 512, 1024, 2048 or 4096, got " + o.mtu);
-  base.mtu_bytes = static_cast<std::uint32_t>(mtu);
+  if (!profile || o.mtu_opt->count() > 0) base.mtu_bytes = static_cast<std::uint32_t>(mtu);
 
   scen::PerftestPath path;
   if (!o.fabric.empty() || !o.pair.empty()) {
@@ -199,6 +207,16 @@ void run(const PerftestOpts& o) {
     for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
     path = scen::fabric_path(std::move(loaded.fabric), o.pair.substr(0, comma), o.pair.substr(comma + 1),
                              base, "--pair");
+    if (profile) path.config.switch_latency = profile->switch_latency;
+  } else if (profile) {
+    // The profile's measured path: its link, (hops + 1) cables, hops switches (as calibrate check runs it).
+    const auto speed =
+        o.rate_opt->count() > 0 ? topo::parse_link_speed(o.rate, "--rate") : profile->engine_link_speed();
+    const double len = o.cable_opt->count() > 0 ? parse_nonneg_double(o.cable_m, "--cable-m")
+                                                : std::max(0.01, (profile->hops + 1) * profile->cable_m);
+    path = scen::back_to_back_path(speed, len, base);
+    path.config.switch_latency = Time::ps(profile->switch_latency.count_ps() * profile->hops);
+    if (profile->hops > 0) path.description += ", " + std::to_string(profile->hops) + " switch hop(s)";
   } else {
     const auto speed = topo::parse_link_speed(o.rate, "--rate");
     const double len = parse_nonneg_double(o.cable_m, "--cable-m");
@@ -224,7 +242,10 @@ void add_perftest_command(CLI::App& app) {
       "Default path: two HCAs back to back on one cable (--rate, --cable-m); or --fabric F --pair A,B.\n"
       "Without -n, iterations are perftest's defaults (5000 bw, 1000 lat) capped so each size moves at most "
       "512 MiB per direction.\n"
-      "--profile is accepted only to say that profiles come with calibration (not yet implemented).\n"
+      "--profile P applies a calibration profile (ibnetsim calibrate fit): device latencies, HCA cap, MTU, "
+      "link "
+      "layer, host latency, message gap and noise; without --rate/--cable-m the profile's measured link is "
+      "used.\n"
       "Example: ibnetsim perftest ib_write_bw -a --report_gbits");
   c->add_option("TOOL", o->tool,
                 "ib_write_bw, ib_write_lat, ib_send_bw, ib_send_lat, ib_read_bw or ib_read_lat")
@@ -238,8 +259,10 @@ void add_perftest_command(CLI::App& app) {
   c->add_option("-t,--tx-depth", o->tx_depth, "outstanding messages per QP (bw tests; default 128)");
   c->add_flag("-b,--bidirectional", o->bidirectional, "both sides send; the sum is reported (bw tests)");
   c->add_flag("--report_gbits", o->report_gbits, "report Gb/sec instead of MB/sec (MB = 2^20 bytes)");
-  c->add_option("-m,--mtu", o->mtu, "path MTU: 256, 512, 1024, 2048 or 4096")->capture_default_str();
-  c->add_option("--profile", o->profile, "device profile JSON (not yet implemented: comes with calibration)");
+  o->mtu_opt =
+      c->add_option("-m,--mtu", o->mtu, "path MTU: 256, 512, 1024, 2048 or 4096 (default: the profile's)")
+          ->capture_default_str();
+  c->add_option("--profile", o->profile, "device profile JSON from `ibnetsim calibrate fit`");
   c->add_option("--fabric", o->fabric, "fabric JSON or ibnetdiscover output (with --pair)");
   c->add_option("--pair", o->pair, "HOST_A,HOST_B: the client and server HCA node names of --fabric");
   o->rate_opt = c->add_option("--rate", o->rate, "back-to-back cable rate: NDR, HDR, EDR, NDR200, ...")

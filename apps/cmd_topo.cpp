@@ -170,18 +170,6 @@ void add_export(CLI::App& topo) {
 
 } // namespace
 
-LoadedFabric load_fabric_any(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open fabric file");
-  char first = 0;
-  while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
-  }
-  in.close();
-  if (first == '{') return {topo::load_fabric_json(path), {}};
-  auto r = topo::import_ibnetdiscover_file(path);
-  return {std::move(r.fabric), std::move(r.warnings)};
-}
-
 void add_topo_commands(CLI::App& app) {
   auto* topo = app.add_subcommand("topo", "Generate, import, describe and export fabrics.");
   topo->require_subcommand(1);

@@ -1,18 +1,17 @@
-// `ibnetsim whatif`: the planner's study over oversubscription ratios.
-//
-// Until the packet engine and the collectives exist, the study stops after its first stage: it builds the
-// fabrics of the default study (NDR 2-tier fat-trees of 256 hosts at each ratio, leaf ports chosen so the
-// ratio is exact on 64-port switches) and describes them. It says so on every run; nothing is simulated.
+// `ibnetsim whatif [SCENARIO.json]`: the planner's study — completion-time distributions of the scenario's
+// collectives at each oversubscription ratio, with adaptive routing off and on. Without a scenario it runs
+// the built-in default study (scen::default_scenario_json()). Writes OUT_DIR/whatif.json, one results.json
+// per point under OUT_DIR/points/, and OUT_DIR/report.html.
+#include "analysis/report.hpp"
+#include "analysis/whatif.hpp"
 #include "apps/commands.hpp"
+#include "scenarios/scenario.hpp"
 #include "sim/error.hpp"
-#include "sim/version.hpp"
-#include "topology/describe.hpp"
-#include "topology/generators.hpp"
 
-#include <cstdio>
+#include <chrono>
 #include <iostream>
 #include <memory>
-#include <sstream>
+#include <thread>
 
 namespace ibn::app {
 namespace {
@@ -20,61 +19,75 @@ namespace {
 struct WhatifOpts {
   std::string scenario;
   std::string ratios = "1:1,2:1,4:1";
-  std::string engine = "packet";
+  std::string routing = "off,per-packet";
+  std::string engine;
+  std::vector<std::string> sets;
+  unsigned jobs = 0;
   std::string out = "whatif-out";
+  bool quiet = false;
 };
 
-/// Leaf ports (<= 64) that split exactly at `r`: the largest multiple of (down+up) not above 64.
-int leaf_ports_for(const topo::Ratio& r, int radix) { return radix / (r.down + r.up) * (r.down + r.up); }
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
 
 } // namespace
 
 void add_whatif_command(CLI::App& app) {
   auto o = std::make_shared<WhatifOpts>();
-  auto* cmd = app.add_subcommand("whatif", "What-if study over oversubscription ratios and routing modes.\n"
-                                           "Example: ibnetsim whatif -o whatif-out");
-  cmd->add_option("SCENARIO", o->scenario, "scenario JSON (not yet supported: the built-in study runs)");
-  cmd->add_option("--oversubscription", o->ratios, "leaf ratios to compare")->capture_default_str();
-  cmd->add_option("--engine", o->engine, "packet or flow")->check(CLI::IsMember({"packet", "flow"}));
+  auto* cmd = app.add_subcommand(
+      "whatif", "What-if study: collective completion times (p50, p99, p99.9, busbw) per oversubscription ratio and\n"
+                "routing mode. Without SCENARIO: the built-in default study (128 GPUs of ring AllReduce beside a\n"
+                "128-GPU neighbour job on a 256-HCA NDR 2-tier fat-tree).\n"
+                "Example: ibnetsim whatif -o whatif-out");
+  cmd->add_option("SCENARIO", o->scenario, "scenario JSON (keys: docs/scenarios.md); default: the built-in study");
+  cmd->add_option("--oversubscription", o->ratios, "leaf ratios to compare (\"\" = the scenario's fabric only)")
+      ->capture_default_str();
+  cmd->add_option("--routing", o->routing, "adaptive-routing modes to compare: off, per-packet, bounded")
+      ->capture_default_str();
+  cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's)")
+      ->check(CLI::IsMember({"packet", "flow"}));
+  cmd->add_option("--set", o->sets, "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
+  cmd->add_option("-j,--jobs", o->jobs, "points run in parallel (default: the number of cores)");
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o] {
-    if (!o->scenario.empty())
-      throw InputError(o->scenario + ": scenario files are not supported yet (the collectives and workload layer "
-                                     "has not landed); run `ibnetsim whatif` without a scenario");
-    const auto ratios = topo::parse_ratios(o->ratios, "--oversubscription");
-    std::cerr << "ibnetsim whatif: the packet and flow engines are not built yet; this run builds and describes "
-                 "the fabrics of the default study only (no traffic is simulated).\n";
-    nlohmann::json rows = nlohmann::json::array();
-    std::ostringstream table;
-    char line[256];
-    std::snprintf(line, sizeof line, "%-8s %6s %10s %7s %7s %15s %8s\n", "ratio", "hosts", "leaf-ports", "leaves",
-                  "spines", "bisection Gb/s", "diameter");
-    table << line;
-    for (const auto& r : ratios) {
-      topo::FatTreeParams p;
-      p.tiers = 2;
-      p.radix = 64;
-      p.hosts = 256;
-      p.oversubscription = {r};
-      p.leaf_ports = leaf_ports_for(r, p.radix);
-      p.speed = topo::LinkSpeed{topo::Generation::NDR, 4};
-      const auto f = topo::build_fat_tree(p);
-      const auto s = topo::describe(f);
-      std::size_t leaves = 0, spines = 0;
-      for (const auto& t : s.per_tier) (t.tier == 1 ? leaves : spines) += t.switches;
-      std::snprintf(line, sizeof line, "%-8s %6zu %10d %7zu %7zu %15.0f %8d\n", r.to_string().c_str(), s.hosts,
-                    *p.leaf_ports, leaves, spines, s.bisection_gbps, s.diameter_hops);
-      table << line;
-      rows.push_back({{"oversubscription", r.to_string()}, {"leaf_ports", *p.leaf_ports}, {"fabric", topo::summary_to_json(s)}});
-    }
-    std::cout << table.str();
-    const nlohmann::json doc = {{"manifest", {{"version", kVersion}, {"engine", "none"}, {"seed", 0},
-                                              {"config", {{"oversubscription", o->ratios}, {"hosts", 256},
-                                                          {"radix", 64}, {"rate", "4xNDR"}}},
-                                              {"note", "fabric stage only: engines not yet implemented"}}},
-                                {"rows", rows}};
-    write_file_atomic(o->out + "/whatif.json", doc.dump(2) + "\n");
-    std::cerr << "wrote " << o->out << "/whatif.json\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto s = o->scenario.empty() ? scen::make_scenario(scen::default_scenario_json(), "built-in default study", "",
+                                                             o->sets)
+                                       : scen::load_scenario(o->scenario, o->sets);
+    analysis::WhatifOptions wo;
+    wo.ratios = o->ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(o->ratios, "--oversubscription");
+    wo.routings = split(o->routing);
+    if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");
+    for (const auto& m : wo.routings)
+      if (m != "off" && m != "per-packet" && m != "bounded")
+        throw InputError("--routing: unknown mode '" + m + "' (expected off, per-packet or bounded)");
+    wo.engine = o->engine;
+    wo.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
+    if ((o->engine.empty() ? s.engine : o->engine) == "flow") wo.threads = 1; // SimGrid: one engine per process
+    wo.out_dir = o->out;
+    if (!o->quiet) wo.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
+    const auto points = analysis::whatif_points(s, wo);
+    std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points on " << wo.threads
+              << " thread(s), writing " << o->out << "/\n";
+    const auto doc = analysis::run_whatif(s, wo);
+    std::cout << analysis::whatif_table(doc);
+    write_file_atomic(o->out + "/report.html", analysis::render_report(doc, o->out + "/whatif.json"));
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << "wrote " << o->out << "/whatif.json, " << o->out << "/report.html and " << points.size()
+              << " point results in " << static_cast<int>(wall + 0.5) << " s\n";
   });
 }
 

@@ -11,6 +11,11 @@ void add_routes_command(CLI::App& topo);
 void add_list_command(CLI::App& app);
 void add_whatif_command(CLI::App& app);
 void add_perftest_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_nccl_tests_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+void add_experiment_command(CLI::App& app);
 
 /// Writes `content` to `path` atomically (temporary file in the same folder, then rename).
 void write_file_atomic(const std::string& path, const std::string& content);

@@ -1,17 +1,8 @@
 #pragma once
-// Loads a fabric from a path given on the command line: JSON (first non-blank byte '{') or ibnetdiscover text.
-#include "topology/fabric.hpp"
-
-#include <string>
-#include <vector>
+// Loads a fabric from a path given on the command line (see topology/fabric_loader.hpp).
+#include "topology/fabric_loader.hpp"
 
 namespace ibn::app {
-
-struct LoadedFabric {
-  topo::Fabric fabric;
-  std::vector<std::string> warnings;
-};
-
-LoadedFabric load_fabric_any(const std::string& path);
-
+using topo::load_fabric_any;
+using topo::LoadedFabric;
 } // namespace ibn::app

@@ -1,5 +1,6 @@
 // ibnetsim — the one command-line entry point. See docs/CLI.md for the contract.
 #include "apps/commands.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/version.hpp"
 
@@ -11,18 +12,7 @@
 namespace ibn::app {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path() && !target.parent_path().empty()) fs::create_directories(target.parent_path());
-  const fs::path tmp = target.string() + ".tmp-" + std::to_string(std::random_device{}());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw InputError(path + ": cannot open for writing");
-    out << content;
-    out.flush();
-    if (!out) throw InputError(path + ": write failed");
-  }
-  fs::rename(tmp, target);
+  ibn::write_file_atomic(path, content);
 }
 
 } // namespace ibn::app
@@ -36,6 +26,11 @@ int main(int argc, char** argv) {
   ibn::app::add_list_command(app);
   ibn::app::add_whatif_command(app);
   ibn::app::add_perftest_command(app);
+  ibn::app::add_run_command(app);
+  ibn::app::add_nccl_tests_command(app);
+  ibn::app::add_calibrate_command(app);
+  ibn::app::add_report_command(app);
+  ibn::app::add_experiment_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -42,6 +42,34 @@ std::string metres(double m) {
   return buf;
 }
 
+/// When a message the test wants to post at now() reaches the engine under spec.profile.
+class PostClock {
+ public:
+  PostClock(Simulation& sim, const PerftestSpec& spec, std::size_t senders)
+      : sim_(sim), profile_(spec.profile.get()), last_(senders, Time::zero()), used_(senders, false) {
+    if (profile_ != nullptr && !profile_->noise.empty()) rng_ = &sim.rng("perftest noise");
+  }
+  /// `noise_draws`: how many times one noise draw is added (0: none; 2 on a ping-pong request, whose
+  /// sample is RTT/2).
+  Time when(std::size_t sender, std::uint64_t size, int noise_draws = 1) {
+    if (profile_ == nullptr) return sim_.now();
+    Time t = sim_.now() + profile_->host_latency(size);
+    if (rng_ != nullptr && noise_draws > 0)
+      t = t + Time::ps(profile_->noise.draw(*rng_, size).count_ps() * noise_draws);
+    if (used_[sender]) t = std::max(t, last_[sender] + profile_->post_spacing(size));
+    last_[sender] = t;
+    used_[sender] = true;
+    return t;
+  }
+
+ private:
+  Simulation& sim_;
+  const calib::Profile* profile_;
+  Rng* rng_ = nullptr;
+  std::vector<Time> last_;
+  std::vector<bool> used_;
+};
+
 struct BwSide {
   HcaIndex from = 0, to = 0;
   std::vector<std::uint64_t> posted, done; // per QP
@@ -69,6 +97,7 @@ PerftestResultRow run_bw(const topo::Fabric& fabric, const routing::RoutingTable
     s.tcompleted.reserve(n * spec.qps);
   }
   std::uint64_t messages = 0;
+  PostClock clock(sim, spec, sides.size());
   auto post_one = [&](std::size_t side, std::uint32_t qp) {
     BwSide& s = sides[side];
     MessageSpec m;
@@ -78,7 +107,11 @@ PerftestResultRow run_bw(const topo::Fabric& fabric, const routing::RoutingTable
     m.qp_slot = qp;
     m.verb = verb;
     m.user_tag = side;
-    net.post(m);
+    const Time when = clock.when(side, size);
+    if (when == sim.now())
+      net.post(m);
+    else
+      net.post_at(when, m);
     s.tposted.push_back(sim.now());
     ++s.posted[qp];
     ++messages;
@@ -156,13 +189,21 @@ PerftestResultRow run_lat(const topo::Fabric& fabric, const routing::RoutingTabl
   samples_us.reserve(n);
   Time start;
   std::uint64_t messages = 0;
+  PostClock clock(sim, spec, 2);
   auto post = [&](HcaIndex from, HcaIndex to) {
     MessageSpec m;
     m.src = from;
     m.dst = to;
     m.bytes = size;
     m.verb = verb;
-    net.post(m);
+    // One noise draw per sample: a read is one operation; a write/send ping-pong sample is RTT/2, so the
+    // request carries twice the draw and the reply none.
+    const bool request = from == spec.src;
+    const Time when = clock.when(request ? 0 : 1, size, request ? (read ? 1 : 2) : 0);
+    if (when == sim.now())
+      net.post(m);
+    else
+      net.post_at(when, m);
     ++messages;
   };
   auto sample = [&](double us) {

@@ -27,16 +27,28 @@
 // direction moves at most that many payload bytes (lat write/send count 2 x size per iteration), but
 // never below kPerftestMinIterations (perftest's own lower bound). Each row reports the iterations it ran.
 //
+// Calibrated timing (spec.profile, from `ibnetsim calibrate fit`, docs/calibration.md): every message is
+// posted to the engine at max(t + host_latency(S) + noise, previous post of the same sender + o + S/B),
+// where t is when the test would post it, host_latency is the profile's deterministic per-message latency
+// the engine does not model (host, PCIe, inline effects), noise is one draw from the profile's noise
+// model (RNG stream "perftest noise" of the Simulation) per bw message, per read, and per ping-pong round
+// trip (twice the draw on the request, none on the reply: the sample, RTT/2, gets one draw), and
+// o + S/B is the fitted
+// per-message cost of one sender (its posts never overlap). Latency samples and bw intervals start at t,
+// so they include both. The caller applies the profile's engine settings (calib::apply) to the config.
+//
 // Limitations: RC only; no inline data, CQ moderation, post lists or CPU/PCIe costs (the engine's
 // nic_tx/nic_rx latencies stand for them): small-message rates are far above real adapters until a
 // calibration profile exists. Deterministic: without bit errors every latency sample is the same.
 #include "calibration/perftest_parser.hpp"
+#include "calibration/profile.hpp"
 #include "models/packet/config.hpp"
 #include "models/routing/routing.hpp"
 #include "sim/time.hpp"
 #include "topology/fabric.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,7 +69,9 @@ struct PerftestSpec {
   bool bidirectional = false;              ///< bw tests only (perftest -b)
   routing::HcaIndex src = 0;               ///< the client (requester of the measured traffic)
   routing::HcaIndex dst = 1;               ///< the server
-  std::uint64_t seed = 1;                  ///< Simulation seed (matters only with bit errors)
+  std::uint64_t seed = 1;                  ///< Simulation seed (bit errors, profile noise)
+  /// Calibrated per-message timing (see the header comment); null = none (the engine alone).
+  std::shared_ptr<const calib::Profile> profile;
 };
 
 struct PerftestResultRow {

@@ -1,6 +1,7 @@
 #pragma once
 // PacketConfig: every knob of the packet engine's device models, declared once with its unit and default
 // (model-reference.md §1, §2.3, §4, §8). The effective values are written into every result's manifest.
+#include "models/packet/cc.hpp"
 #include "sim/time.hpp"
 
 #include <nlohmann/json.hpp>
@@ -35,14 +36,14 @@ std::string to_string(const std::vector<VlArbEntry>& table);
 
 struct PacketConfig {
   LinkLayer link_layer = LinkLayer::InfiniBand;
-  std::uint32_t mtu_bytes = 4096;        ///< path MTU (payload per packet): 256..4096
-  std::uint32_t header_bytes = 26;       ///< per-packet overhead on the wire (IB 26, RoCEv2 82)
-  std::uint32_t reth_bytes = 16;         ///< extra on the first packet of an RDMA WRITE and on a READ request
-  std::uint32_t ack_payload_bytes = 4;   ///< AETH on ACK/NAK packets
-  Time switch_latency = Time::ns(200);   ///< cut-through port-to-port latency (NDR default; HDR 130, EDR 90)
-  Time fec_latency = Time::ns(0);        ///< extra per-hop latency of FEC, added to every cable
-  Time nic_tx_latency = Time::ns(300);   ///< from a post to the first packet leaving the HCA
-  Time nic_rx_latency = Time::ns(300);   ///< from a message's last byte arriving to its completion
+  std::uint32_t mtu_bytes = 4096;      ///< path MTU (payload per packet): 256..4096
+  std::uint32_t header_bytes = 26;     ///< per-packet overhead on the wire (IB 26, RoCEv2 82)
+  std::uint32_t reth_bytes = 16;       ///< extra on the first packet of an RDMA WRITE and on a READ request
+  std::uint32_t ack_payload_bytes = 4; ///< AETH on ACK/NAK packets
+  Time switch_latency = Time::ns(200); ///< cut-through port-to-port latency (NDR default; HDR 130, EDR 90)
+  Time fec_latency = Time::ns(0);      ///< extra per-hop latency of FEC, added to every cable
+  Time nic_tx_latency = Time::ns(300); ///< from a post to the first packet leaving the HCA
+  Time nic_rx_latency = Time::ns(300); ///< from a message's last byte arriving to its completion
   std::uint32_t switch_buffer_bytes = 131072; ///< input buffer per port and data VL (64-byte credits)
   std::uint32_t hca_buffer_bytes = 131072;    ///< HCA receive buffer per data VL
   int num_vls = 1;                            ///< data VLs
@@ -52,14 +53,29 @@ struct PacketConfig {
   std::vector<VlArbEntry> vl_arb_high;
   std::vector<VlArbEntry> vl_arb_low;
   int vl_high_limit = 255;
-  std::uint32_t ack_every_packets = 16;       ///< responder ACKs every N packets and every message's last
+  std::uint32_t ack_every_packets = 16; ///< responder ACKs every N packets and every message's last
   ArMode ar_mode = ArMode::Off;
-  Time ar_bound_window = Time::us(2);         ///< bounded AR: how long a destination keeps its port
-  Time credit_update_delay = Time::zero();    ///< credit return delay beyond the cable propagation
+  Time ar_bound_window = Time::us(2);             ///< bounded AR: how long a destination keeps its port
+  Time credit_update_delay = Time::zero();        ///< credit return delay beyond the cable propagation
   Time ack_timeout = Time::ps(4'294'967'296'000); ///< local ACK timeout: 4.096 us x 2^20 (NCCL_IB_TIMEOUT 20)
   int retry_count = 7;
-  std::uint32_t max_rd_atomic = 16;           ///< outstanding RDMA READs per QP
-  double bit_error_rate = 0.0;                ///< per bit; a corrupted packet is dropped at its receiver
+  std::uint32_t max_rd_atomic = 16; ///< outstanding RDMA READs per QP
+  double bit_error_rate = 0.0;      ///< per bit; a corrupted packet is dropped at its receiver
+  /// HCA injection cap in Gb/s (0 = no cap): an HCA's transmitter starts packets no faster than
+  /// wire_bytes x 8 / cap apart (remainders carried exactly like serialization), e.g. a PCIe-limited NIC.
+  double hca_rate_gbps = 0;
+  /// Link-level flow control: "credits" (IB, the default) or "pfc" (RoCE lossless, `pfc` below).
+  FlowControl flow_control = FlowControl::Credits;
+  /// End-to-end congestion control: "none" (default), "dcqcn" (ECN marking + `dcqcn`) or "ibcc" (FECN/BECN
+  /// + `ibcc`).
+  CcMode cc = CcMode::None;
+  DcqcnParams dcqcn;
+  IbCcParams ibcc;
+  PfcParams pfc;
+  /// Queue traces: every output port's queued bytes sampled at this period in ns (0 = off).
+  double trace_interval_ns = 0;
+  /// Rate traces: every change of a QP's congestion-control rate is recorded (off by default).
+  bool trace_rates = false;
 
   /// Credits (64-byte blocks) a packet of `wire_bytes` needs.
   static std::uint32_t credits_for(std::uint32_t wire_bytes) { return (wire_bytes + 63) / 64; }

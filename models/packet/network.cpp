@@ -32,7 +32,16 @@ namespace {
 constexpr std::uint32_t kNil = ~std::uint32_t{0};
 constexpr std::size_t kMaxVls = 15; // data VLs (PacketConfig::validate)
 
-enum class Kind : std::uint8_t { Data, Ack, Nak, ReadReq, ReadResp };
+enum class Kind : std::uint8_t { Data, Ack, Nak, ReadReq, ReadResp, Cnp };
+
+// Packet::flags: congestion marks set by switches.
+constexpr std::uint8_t kFlagCe = 1;   // ECN congestion experienced (DCQCN's CP)
+constexpr std::uint8_t kFlagFecn = 2; // IB forward explicit congestion notification
+
+// PFC as credits: in PFC mode a transmitter starts with kPfcBase credits (never exhausted by the ordinary
+// credit returns, which keep flowing) and a pause frame subtracts kPfcPause, a resume frame adds it back.
+constexpr std::int64_t kPfcBase = std::int64_t{1} << 29;
+constexpr std::int32_t kPfcPause = std::int32_t{1} << 30;
 
 // A packet in flight. Pooled and addressed by index; `next` links it into one FIFO at a time.
 struct Packet {
@@ -50,7 +59,8 @@ struct Packet {
   Kind kind = Kind::Data;
   bool last = false;
   bool corrupted = false;
-  Time tail; ///< when its last byte reached (or will reach) the current node's input
+  std::uint8_t flags = 0; ///< kFlagCe, kFlagFecn
+  Time tail;              ///< when its last byte reached (or will reach) the current node's input
 };
 
 /// Pool index 0 is a sentinel, never allocated: the tail of every empty FIFO (so that pushing needs no branch
@@ -76,6 +86,7 @@ class ItemRing {
   bool empty() const { return count_ == 0; }
   std::uint32_t size() const { return count_; }
   const LineItem& front() const { return buf_[head_]; }
+  const LineItem& at(std::uint32_t i) const { return buf_[(head_ + i) & mask_]; }
   void pop_front() {
     head_ = (head_ + 1) & mask_;
     --count_;
@@ -194,6 +205,8 @@ struct PacketNetwork::Impl {
     int words = 0;
     std::uint64_t ps_per_byte = 0; ///< 8e12 / rate when that is a whole number (then no carry), else 0
     Time prop;
+    /// HCA injection cap: the earliest time the next packet may start (Time::zero() when uncapped).
+    Time gate;
     Time wake_at = Time::max(); ///< earliest pending kWake event (Time::max(): none)
     std::uint64_t queued_bytes = 0;
     std::uint64_t queued_packets = 0;
@@ -211,6 +224,8 @@ struct PacketNetwork::Impl {
     std::array<int, kMaxVls> rr_input{};         ///< per VL: last input served (0-based)
     // Statistics and the rest.
     std::uint64_t carry = 0;
+    std::uint64_t cap_bps = 0;   ///< HCA injection cap below the link rate (0: none)
+    std::uint64_t cap_carry = 0; ///< remainder of the cap's gap computation (like `carry`)
     std::uint64_t rate_bps = 0;
     Time stall_since;
     PortStats stats;
@@ -227,6 +242,30 @@ struct PacketNetwork::Impl {
     std::uint32_t rev = kNil; ///< the Tx of the opposite direction of the same cable
     std::vector<Fifo> voq_store;
     std::vector<std::uint64_t> nonempty_store;
+    // Congestion control (cold unless enabled).
+    Time ctrl_delay;                          ///< credit return / pause frame delay to this transmitter
+    std::uint64_t ecn_kmin = 0, ecn_kmax = 0; ///< DCQCN marking thresholds of this output (bytes)
+    std::uint32_t fecn_count = 0;             ///< IB CC: eligible packets since the last FECN mark
+    // PFC, on a transmitter whose peer is a switch: the bytes it sent that sit in the peer's input buffer,
+    // per priority, and the pause state the peer keeps for it.
+    std::array<std::uint64_t, kMaxVls> pfc_in{};
+    std::uint32_t pfc_paused = 0; ///< bit per VL: the peer sent XOFF
+    std::array<Time, kMaxVls> pause_since{};
+    std::uint64_t pfc_xoff = 0, pfc_xon = 0, pfc_limit = 0;
+  };
+
+  /// Queue sampler (Background): records every output's queued bytes each `period`.
+  struct Sampler final : Component {
+    Sampler(Impl& impl, Time period)
+        : Component(impl.sim, "queue sampler", HandlerKind::Background), impl(impl), period(period) {
+      schedule_at(Time::zero());
+    }
+    void on_event(EventTag) override {
+      impl.sample_queues();
+      schedule_in(period);
+    }
+    Impl& impl;
+    Time period;
   };
 
   /// HCA timer: wakes the HCA when a posted message becomes eligible, a pacing gap ends or an ACK timeout
@@ -324,6 +363,11 @@ struct PacketNetwork::Impl {
     std::uint32_t since_ack = 0;
     std::deque<ReadWork> reads;
     bool resp_active = false;
+    Time last_cnp = Time::max(); ///< responder: when it last sent a CNP for this QP (max: never)
+    // congestion control at the requester
+    DcqcnRp rp;
+    IbCcRp ib;
+    std::uint32_t trace = kNil; ///< index in rate_traces
   };
 
   struct Hca {
@@ -333,7 +377,10 @@ struct PacketNetwork::Impl {
     std::size_t rr = 0;
     Fifo ctrl;                          ///< ACK/NAK packets, sent before data
     std::vector<std::uint32_t> req_qps; ///< QPs this HCA is the requester of
-    HcaTimer* timer = nullptr;
+    HcaTimer* timer = nullptr;          ///< ACK timeouts
+    /// Wake-ups for sending (a posted message becomes eligible, a pacing gap or the injection cap ends): a
+    /// separate timer, so that a wake-up per paced packet does not cancel and re-arm the far-off ACK timeout.
+    HcaTimer* pacer = nullptr;
   };
 
   struct Switch {
@@ -372,6 +419,15 @@ struct PacketNetwork::Impl {
   std::vector<VlArbEntry> arb_high, arb_low; // effective VL arbitration tables
   int single_arb_vl =
       -1; // the VL when the tables are one low entry of positive weight (the default), else -1
+  // Congestion control and PFC (all off by default).
+  bool incoming_shortcut = false; // static routing without PFC: Tx::incoming instead of arrival events
+  bool cc_dcqcn = false, cc_ibcc = false, pfc_on = false;
+  bool mark_enqueue = false, mark_dequeue = false; // a marking scheme decides at enqueue / at dequeue
+  Rng* ecn_rng = nullptr;
+  std::vector<CctEntry> cct;
+  std::vector<std::array<IbCcRp, 16>> sl_cc; // IB CC per (HCA, SL) when ibcc.per_sl
+  std::vector<QpRateTrace> rate_traces;
+  std::vector<PortQueueTrace> queue_traces;
 
   Impl(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c)
       : sim(s), fabric(f), tables(t), cfg(c) {
@@ -391,9 +447,40 @@ struct PacketNetwork::Impl {
     sim.add_wait_for_provider([this] { return wait_edges(); });
     ber_rng = &sim.rng("packet/bit-errors");
     stats.min_credits_seen = static_cast<std::int64_t>(cfg.switch_buffer_bytes / 64);
+    if (pfc_on) stats.min_credits_seen = kPfcBase;
+    if (cfg.trace_interval_ns > 0) {
+      for (const Tx* t : txs) queue_traces.push_back({t->node, t->port, t->link, {}});
+      sim.make<Sampler>(*this, std::max(Time::ps(1), Time::from_ns(cfg.trace_interval_ns)));
+    }
+  }
+
+  void sample_queues() {
+    const Time now = sim.now();
+    for (std::size_t i = 0; i < txs.size(); ++i) {
+      const Tx& tx = *txs[i];
+      std::uint64_t q = tx.queued_bytes;
+      // Static routing: packets that have reached the switch but not yet joined the queues.
+      for (std::uint32_t k = 0; k < tx.incoming.size(); ++k) {
+        const LineItem& it = tx.incoming.at(k);
+        if (it.t <= now) q += pool[it.a].wire;
+      }
+      queue_traces[i].queue_bytes.push_back({now, static_cast<double>(q)});
+    }
   }
 
   void build() {
+    pfc_on = cfg.flow_control == FlowControl::Pfc;
+    cc_dcqcn = cfg.cc == CcMode::Dcqcn;
+    cc_ibcc = cfg.cc == CcMode::IbCc;
+    const MarkPoint mp = cc_dcqcn ? cfg.dcqcn.mark_point : cfg.ibcc.mark_point;
+    mark_enqueue = (cc_dcqcn || cc_ibcc) && mp == MarkPoint::Enqueue;
+    mark_dequeue = (cc_dcqcn || cc_ibcc) && mp == MarkPoint::Dequeue;
+    ecn_rng = &sim.rng("packet/ecn");
+    if (cc_ibcc) {
+      cct = cfg.ibcc.table();
+      if (cfg.ibcc.per_sl) sl_cc.assign(tables.num_hcas(), {});
+      for (auto& a : sl_cc) a.fill(IbCcRp(cfg.ibcc));
+    }
     switch_of_node.assign(fabric.num_nodes(), kNil);
     std::vector<std::uint32_t> hca_of_node(fabric.num_nodes(), kNil);
     for (HcaIndex h = 0; h < tables.num_hcas(); ++h) hca_of_node[tables.hca_nodes()[h]] = h;
@@ -411,6 +498,7 @@ struct PacketNetwork::Impl {
     for (HcaIndex h = 0; h < hcas.size(); ++h) {
       hcas[h].node = tables.hca_nodes()[h];
       hcas[h].timer = &sim.make<HcaTimer>(*this, h, "hca " + fabric.node(hcas[h].node).name + " timer");
+      hcas[h].pacer = &sim.make<HcaTimer>(*this, h, "hca " + fabric.node(hcas[h].node).name + " pacer");
     }
     // Two transmitters per cable between simulated nodes (aggregation nodes carry no traffic).
     auto simulated = [&](topo::NodeId n) { return switch_of_node[n] != kNil || hca_of_node[n] != kNil; };
@@ -437,6 +525,7 @@ struct PacketNetwork::Impl {
     }
     per_global_hop_vl = tables.vl_rule() == routing::VlRule::PerGlobalHop;
     static_routing = cfg.ar_mode == ArMode::Off;
+    incoming_shortcut = static_routing && !pfc_on;
     notify = &sim.make<NotifyLine>(*this, "completions");
     poster = &sim.make<Poster>(*this);
   }
@@ -462,7 +551,29 @@ struct PacketNetwork::Impl {
     tx.peer_is_switch = switch_of_node[peer.node] != kNil;
     tx.peer_owner = tx.peer_is_switch ? switch_of_node[peer.node] : hca_of_node[peer.node];
     const std::uint32_t buffer = tx.peer_is_switch ? cfg.switch_buffer_bytes : cfg.hca_buffer_bytes;
-    std::fill(tx.credits.begin(), tx.credits.begin() + cfg.num_vls, static_cast<std::int64_t>(buffer / 64));
+    std::fill(tx.credits.begin(), tx.credits.begin() + cfg.num_vls,
+              pfc_on ? kPfcBase : static_cast<std::int64_t>(buffer / 64));
+    tx.ctrl_delay = tx.prop + cfg.credit_update_delay;
+    if (pfc_on) {
+      // Pause frames (and, for the ordering of this line, credit bookkeeping) take the frame's serialization
+      // plus the propagation.
+      tx.ctrl_delay = tx.prop + serialization_time(cfg.pfc.pause_frame_bytes, tx.rate_bps);
+      const std::uint64_t max_pkt = cfg.mtu_bytes + cfg.header_bytes + cfg.reth_bytes + 4;
+      std::uint64_t headroom = cfg.pfc.headroom_bytes;
+      if (headroom == 0) // 2 x C x t_prop + MTU_S + MTU_R + pause frame + the 3,840-byte response allowance
+        headroom = static_cast<std::uint64_t>(2.0 * static_cast<double>(tx.rate_bps) * tx.prop.to_s() / 8.0) +
+                   2 * max_pkt + cfg.pfc.pause_frame_bytes + 3840;
+      tx.pfc_limit = cfg.pfc.buffer_bytes;
+      tx.pfc_xoff = headroom < tx.pfc_limit ? tx.pfc_limit - headroom : 0;
+      tx.pfc_xon = tx.pfc_xoff > cfg.pfc.resume_offset_bytes ? tx.pfc_xoff - cfg.pfc.resume_offset_bytes : 0;
+    }
+    if (cc_dcqcn) {
+      const double scale = cfg.dcqcn.scale_ref_gbps > 0
+                               ? static_cast<double>(tx.rate_bps) / (cfg.dcqcn.scale_ref_gbps * 1e9)
+                               : 1.0;
+      tx.ecn_kmin = static_cast<std::uint64_t>(cfg.dcqcn.kmin_bytes * scale);
+      tx.ecn_kmax = static_cast<std::uint64_t>(cfg.dcqcn.kmax_bytes * scale);
+    }
     tx.wire.reserve(8); // per-port state, allocated with the port rather than by the first packets
     tx.creditq.reserve(8);
     if (tx.owner_is_switch) tx.incoming.reserve(16);
@@ -482,6 +593,8 @@ struct PacketNetwork::Impl {
       switches[tx.owner].tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
     } else {
       hcas[tx.owner].tx = idx;
+      const auto cap = static_cast<std::uint64_t>(std::llround(cfg.hca_rate_gbps * 1e9));
+      if (cap != 0 && cap < tx.rate_bps) tx.cap_bps = cap; // a cap at or above the link rate never binds
     }
     return idx;
   }
@@ -523,6 +636,10 @@ struct PacketNetwork::Impl {
   // ---------------------------------------------------------------- transmitters
   void kick(Tx& tx) {
     if (tx.busy) return;
+    if (tx.gate > sim.now()) { // HCA injection cap: not yet
+      hcas[tx.owner].pacer->request(tx.gate);
+      return;
+    }
     if (!tx.creditq.empty()) absorb_credits(tx);
     if (!tx.incoming.empty()) absorb_arrivals(tx);
     tx.credit_blocked = false;
@@ -549,7 +666,7 @@ struct PacketNetwork::Impl {
     const Time now = sim.now();
     while (!tx.creditq.empty() && tx.creditq.front().t <= now) {
       const LineItem& it = tx.creditq.front();
-      tx.credits[it.a] += it.b;
+      tx.credits[it.a] += static_cast<std::int32_t>(it.b); // signed: a PFC pause subtracts
       tx.creditq.pop_front();
     }
   }
@@ -559,9 +676,26 @@ struct PacketNetwork::Impl {
   }
   /// Credits leave the peer's input buffer at `now` and reach `tx` one cable delay later.
   void push_credits(Tx& tx, std::uint32_t vl, std::uint32_t wire) {
-    tx.creditq.push_back(
-        {sim.now() + tx.prop + cfg.credit_update_delay, vl, PacketConfig::credits_for(wire)});
+    tx.creditq.push_back({sim.now() + tx.ctrl_delay, vl, PacketConfig::credits_for(wire)});
     if (tx.waiting && !tx.credit_armed) arm_credits(tx);
+  }
+  /// PFC: the peer switch of `tx` sends XOFF (pause) or XON for priority `vl`; it reaches `tx` after the
+  /// frame's serialization and the propagation (Tx::ctrl_delay), on the same line as the credits.
+  void send_pause(Tx& tx, std::uint32_t vl, bool pause) {
+    const Time now = sim.now();
+    tx.creditq.push_back(
+        {now + tx.ctrl_delay, vl, static_cast<std::uint32_t>(pause ? -kPfcPause : kPfcPause)});
+    if (tx.waiting && !tx.credit_armed) arm_credits(tx);
+    const std::uint32_t bit = 1u << vl;
+    if (pause) {
+      tx.pfc_paused |= bit;
+      tx.pause_since[vl] = now;
+    } else {
+      tx.pfc_paused &= ~bit;
+      tx.stats.pause_time += now - tx.pause_since[vl]; // both frames take the same delay to arrive
+    }
+    tx.stats.pause_frames++;
+    stats.pause_frames++;
   }
   void credit_wake(Tx& tx) {
     tx.credit_armed = false;
@@ -600,6 +734,12 @@ struct PacketNetwork::Impl {
         tx.carry = static_cast<std::uint64_t>(num % tx.rate_bps);
       }
     }
+    if (tx.cap_bps != 0) { // HCA injection cap: the next start is wire x 8 / cap later, remainder carried
+      const unsigned __int128 num =
+          static_cast<unsigned __int128>(p.wire) * 8'000'000'000'000ull + tx.cap_carry;
+      tx.gate = now + Time::ps(static_cast<std::int64_t>(num / tx.cap_bps));
+      tx.cap_carry = static_cast<std::uint64_t>(num % tx.cap_bps);
+    }
     Time end = now + ser;
     if (p.tail > end) end = p.tail; // cut-through: cannot finish before the tail has arrived
     if (cfg.bit_error_rate > 0 && !p.corrupted) {
@@ -614,7 +754,7 @@ struct PacketNetwork::Impl {
     tx.stats.busy += end - now;
     stats.packet_hops++;
     sim.schedule_at(end, tx.id(), kTxDone);
-    if (tx.peer_is_switch && static_routing && !p.corrupted) {
+    if (tx.peer_is_switch && incoming_shortcut && !p.corrupted) {
       // Static routing: the packet's output at the next switch is known now; it waits in that output's
       // `incoming` list instead of costing an arrival event (see Tx::incoming).
       Tx& out = route_static(tx.peer_owner, p);
@@ -639,7 +779,13 @@ struct PacketNetwork::Impl {
   }
 
   void return_credits(const Switch& sw, int in_port, int vl, std::uint32_t wire) {
-    push_credits(*txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]], static_cast<std::uint32_t>(vl), wire);
+    Tx& up = *txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]];
+    push_credits(up, static_cast<std::uint32_t>(vl), wire);
+    if (pfc_on) {
+      up.pfc_in[vl] -= wire;
+      if ((up.pfc_paused >> vl & 1u) && up.pfc_in[vl] <= up.pfc_xon)
+        send_pause(up, static_cast<std::uint32_t>(vl), false);
+    }
   }
 
   /// The packets on `tx`'s cable that have reached the peer by now, in order.
@@ -708,9 +854,21 @@ struct PacketNetwork::Impl {
     Switch& sw = switches[s];
     if (p.corrupted) { // VCRC fails: dropped here, its buffer space returned
       stats.packets_corrupted++;
-      return_credits(sw, in_port, p.vl, p.wire);
+      push_credits(*txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]], p.vl, p.wire);
       release(pi);
       return;
+    }
+    if (pfc_on) {
+      Tx& up = *txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]];
+      if (up.pfc_in[p.vl] + p.wire > up.pfc_limit) { // headroom exceeded: the packet is lost
+        stats.pfc_drops++;
+        up.stats.pfc_drops++;
+        push_credits(up, p.vl, p.wire);
+        release(pi);
+        return;
+      }
+      up.pfc_in[p.vl] += p.wire;
+      if (!(up.pfc_paused >> p.vl & 1u) && up.pfc_in[p.vl] > up.pfc_xoff) send_pause(up, p.vl, true);
     }
     Tx* out;
     if (static_routing) {
@@ -742,8 +900,37 @@ struct PacketNetwork::Impl {
     fifo_push(tx.voq[q], pi);
     tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + (in_port - 1) / 64] |= 1ull
                                                                                    << ((in_port - 1) % 64);
+    if (mark_enqueue) mark(tx, p, tx.queued_bytes);
     tx.queued_bytes += p.wire;
     tx.queued_packets++;
+  }
+
+  /// The congestion point: marks data packet `p` leaving or joining output `tx` whose queue is `q` bytes
+  /// (excluding `p`): DCQCN's RED-like CE marking or IB CC's FECN above the port threshold.
+  void mark(Tx& tx, Packet& p, std::uint64_t q) {
+    if (p.kind != Kind::Data) return;
+    if (cc_dcqcn) {
+      if (q <= tx.ecn_kmin) return;
+      // p(q) = Pmax (q - Kmin) / (Kmax - Kmin) for Kmin < q <= Kmax, 1 above Kmax.
+      const bool m =
+          q > tx.ecn_kmax || ecn_rng->uniform01() < cfg.dcqcn.pmax * static_cast<double>(q - tx.ecn_kmin) /
+                                                        static_cast<double>(tx.ecn_kmax - tx.ecn_kmin);
+      if (!m || (p.flags & kFlagCe)) return;
+      p.flags |= kFlagCe;
+      tx.stats.ecn_marks++;
+      stats.ecn_marks++;
+    } else {
+      if (q <= cfg.ibcc.threshold_bytes || p.wire < cfg.ibcc.min_packet_bytes) return;
+      if (tx.fecn_count < cfg.ibcc.marking_rate) {
+        ++tx.fecn_count;
+        return;
+      }
+      tx.fecn_count = 0;
+      if (p.flags & kFlagFecn) return;
+      p.flags |= kFlagFecn;
+      tx.stats.fecn_marks++;
+      stats.fecn_marks++;
+    }
   }
 
   std::uint64_t load_of(const Switch& sw, routing::Port port) const {
@@ -847,6 +1034,7 @@ struct PacketNetwork::Impl {
     const std::uint32_t wire = pool[pi].wire;
     tx.queued_bytes -= wire;
     tx.queued_packets--;
+    if (mark_dequeue) mark(tx, pool[pi], tx.queued_bytes);
     Tx::Arb& st = high ? tx.high : tx.low;
     const auto& table = high ? arb_high : arb_low;
     st.left -= static_cast<int>(PacketConfig::credits_for(wire));
@@ -870,6 +1058,7 @@ struct PacketNetwork::Impl {
       n.src = src;
       n.dst = dst;
       n.slot = slot;
+      if (cc_dcqcn || cc_ibcc) init_cc(n);
       qps.push_back(std::move(n));
       qp_index.emplace(key, q);
       hcas[src].req_qps.push_back(q);
@@ -878,6 +1067,113 @@ struct PacketNetwork::Impl {
     }
     if (index) *index = q;
     return qps[q];
+  }
+
+  // ---------------------------------------------------------------- congestion control at the HCAs
+  /// The rate the requester's CC starts from: its link rate, or the injection cap when lower.
+  double line_bps(HcaIndex h) const {
+    if (hcas[h].tx == kNil) return 0;
+    const Tx& t = *txs[hcas[h].tx];
+    return static_cast<double>(t.cap_bps != 0 ? t.cap_bps : t.rate_bps);
+  }
+  void init_cc(Qp& qp) {
+    const double line = line_bps(qp.src);
+    if (cc_dcqcn) {
+      const double scale = cfg.dcqcn.scale_ref_gbps > 0 ? line / (cfg.dcqcn.scale_ref_gbps * 1e9) : 1.0;
+      qp.rp = DcqcnRp(cfg.dcqcn, std::max(line, 1.0), scale);
+    }
+    if (cc_ibcc) qp.ib = IbCcRp(cfg.ibcc);
+    if (cfg.trace_rates) {
+      qp.trace = static_cast<std::uint32_t>(rate_traces.size());
+      rate_traces.push_back({qp.src, qp.dst, qp.slot, {{sim.now(), line / 1e9}}});
+    }
+  }
+  IbCcRp& ib_state(Qp& qp, std::uint8_t sl) { return cfg.ibcc.per_sl ? sl_cc[qp.src][sl & 15u] : qp.ib; }
+  /// Time for a full-MTU packet at the requester's rate (IB CC's T_maxpkt), in ps.
+  std::int64_t t_maxpkt_ps(HcaIndex h) const {
+    return serialization_time(cfg.mtu_bytes + cfg.header_bytes, static_cast<std::uint64_t>(line_bps(h)))
+        .count_ps();
+  }
+  std::int64_t ipd_ps(HcaIndex h, int ccti) const {
+    const CctEntry& e = cct[static_cast<std::size_t>(ccti)];
+    return (t_maxpkt_ps(h) >> e.shift) * e.multiplier;
+  }
+  void trace_rate(const Qp& qp, double bps) {
+    if (qp.trace == kNil) return;
+    auto& pts = rate_traces[qp.trace].rate_gbps;
+    if (!pts.empty() && pts.back().value == bps / 1e9) return;
+    pts.push_back({sim.now(), bps / 1e9});
+  }
+  double ibcc_rate_bps(const Qp& qp, int ccti) const {
+    const double line = line_bps(qp.src);
+    if (ccti == 0) return line;
+    const double t = static_cast<double>(t_maxpkt_ps(qp.src));
+    return line * t / (t + static_cast<double>(ipd_ps(qp.src, ccti)));
+  }
+  /// DCQCN: after a rate change, a QP that waits for its pacing gap waits the rest at the new rate.
+  void dcqcn_rate_changed(Qp& qp, double old_bps) {
+    const double r = qp.rp.rate_bps();
+    if (r == old_bps) return;
+    const Time now = sim.now();
+    if (qp.next_send_time > now)
+      qp.next_send_time = now + Time::ps(static_cast<std::int64_t>(
+                                    static_cast<double>((qp.next_send_time - now).count_ps()) * old_bps / r));
+    trace_rate(qp, r);
+  }
+  /// The requester sent `wire` bytes of data on `qp` at `now`: byte counter, and the next send time.
+  void pace(Qp& qp, std::uint32_t wire, std::uint8_t sl, Time now) {
+    if (cc_dcqcn) {
+      const double old = qp.rp.rate_bps();
+      qp.rp.on_sent(now, wire);
+      dcqcn_rate_changed(qp, old);
+      if (qp.rp.limited())
+        qp.next_send_time =
+            now + Time::ps(static_cast<std::int64_t>(static_cast<double>(wire) * 8e12 / qp.rp.rate_bps()));
+    } else {
+      IbCcRp& st = ib_state(qp, sl);
+      st.advance(now);
+      const int k = st.ccti();
+      if (qp.trace != kNil) trace_rate(qp, ibcc_rate_bps(qp, k));
+      if (k > 0)
+        qp.next_send_time = now + serialization_time(wire, static_cast<std::uint64_t>(line_bps(qp.src))) +
+                            Time::ps(ipd_ps(qp.src, k));
+    }
+  }
+  /// A CNP (DCQCN) or BECN (IB CC) reaches the requester of QP q.
+  void on_cnp(std::uint32_t q, std::uint8_t sl) {
+    Qp& qp = qps[q];
+    stats.cnps_received++;
+    const Time now = sim.now();
+    if (cc_dcqcn) {
+      const double old = qp.rp.rate_bps();
+      const std::uint64_t cuts = qp.rp.cuts();
+      qp.rp.on_cnp(now);
+      stats.rate_cuts += qp.rp.cuts() - cuts;
+      dcqcn_rate_changed(qp, old);
+    } else if (cc_ibcc) {
+      IbCcRp& st = ib_state(qp, sl);
+      st.on_becn(now);
+      if (qp.trace != kNil) trace_rate(qp, ibcc_rate_bps(qp, st.ccti()));
+    }
+  }
+  /// The notification point: a marked data packet of QP `p.qp` reached its responder `h`.
+  void notify_congestion(HcaIndex h, const Packet& p) {
+    Qp& qp = qps[p.qp];
+    const Time now = sim.now();
+    const std::uint8_t vl = vl_of(msgs[p.msg].rec.spec.sl);
+    if ((p.flags & kFlagCe) && cc_dcqcn) {
+      if (qp.last_cnp == Time::max() || now - qp.last_cnp >= Time::from_us(cfg.dcqcn.cnp_interval_us)) {
+        qp.last_cnp = now;
+        stats.cnps_sent++;
+        send_ctrl(h, qp.src, p.qp, Kind::Cnp, msgs[p.msg].rec.spec.sl, vl,
+                  cfg.header_bytes + cfg.dcqcn.cnp_bytes);
+      }
+    }
+    if ((p.flags & kFlagFecn) && cc_ibcc) { // every FECN is answered by a BECN
+      stats.becns_sent++;
+      send_ctrl(h, qp.src, p.qp, Kind::Cnp, msgs[p.msg].rec.spec.sl, vl,
+                cfg.header_bytes + cfg.ibcc.becn_bytes);
+    }
   }
 
   void activate(HcaIndex h, std::uint32_t q, bool responder) {
@@ -915,7 +1211,7 @@ struct PacketNetwork::Impl {
     msgs.push_back(m);
     qp.sendq.push_back(id);
     activate(s.src, q, false);
-    hcas[s.src].timer->request(sim.now() + cfg.nic_tx_latency);
+    hcas[s.src].pacer->request(sim.now() + cfg.nic_tx_latency);
     return id;
   }
 
@@ -968,7 +1264,7 @@ struct PacketNetwork::Impl {
       ++k;
       if (pi != kNil) return pi;
     }
-    if (wake != Time::max()) hca.timer->request(wake);
+    if (wake != Time::max()) hca.pacer->request(wake);
     return kNil;
   }
 
@@ -1027,7 +1323,16 @@ struct PacketNetwork::Impl {
     }
     const std::uint32_t mi = qp.sendq[qp.send_pos];
     Msg& m = msgs[mi];
-    const Time ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
+    Time ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
+    if (ready > now && cc_dcqcn && qp.next_send_time > now) {
+      // Paced: apply the timer increases due by now (lazy timers), then wait the rest at the new rate, and
+      // come back at the next timer expiry if that is earlier.
+      const double old = qp.rp.rate_bps();
+      qp.rp.advance(now);
+      dcqcn_rate_changed(qp, old);
+      ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
+      if (ready > now && qp.rp.limited()) wake = std::min(wake, qp.rp.next_timer());
+    }
     if (ready > now) {
       wake = std::min(wake, ready);
       return kNil;
@@ -1097,18 +1402,20 @@ struct PacketNetwork::Impl {
       qp.rto_deadline = now + cfg.ack_timeout;
       hcas[qp.src].timer->request(qp.rto_deadline);
     }
+    if (cc_dcqcn || cc_ibcc) pace(qp, wire, s.sl, now);
     stats.packets_injected++;
     return pi;
   }
 
-  void send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std::uint32_t psn, std::uint8_t vl) {
+  void send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std::uint32_t psn, std::uint8_t vl,
+                 std::uint32_t wire = 0) {
     const std::uint32_t pi = alloc();
     Packet& p = pool[pi];
     p.vl = vl;
     p.kind = kind;
     p.qp = q;
     p.psn = psn;
-    p.wire = cfg.header_bytes + cfg.ack_payload_bytes;
+    p.wire = wire != 0 ? wire : cfg.header_bytes + cfg.ack_payload_bytes;
     p.src = from;
     p.dst = to;
     fifo_push(hcas[from].ctrl, pi);
@@ -1143,6 +1450,9 @@ struct PacketNetwork::Impl {
     case Kind::ReadResp:
       on_read_response(pk);
       break;
+    case Kind::Cnp:
+      on_cnp(pk.qp, static_cast<std::uint8_t>(pk.psn)); // a CNP's PSN field carries the SL here
+      break;
     }
   }
 
@@ -1158,6 +1468,7 @@ struct PacketNetwork::Impl {
   }
 
   void on_data(HcaIndex h, const Packet& p) {
+    if (p.flags != 0) notify_congestion(h, p);
     Qp& qp = qps[p.qp];
     const bool ooo = cfg.ar_mode != ArMode::Off;
     bool ack_now = p.last;
@@ -1373,7 +1684,36 @@ void PacketNetwork::on_acked(std::function<void(const MessageRecord&)> cb) {
 void PacketNetwork::set_qp_next_send_time(HcaIndex src, HcaIndex dst, std::uint32_t slot, Time t) {
   std::uint32_t q = 0;
   impl_->qp_of(src, dst, slot, &q).next_send_time = t;
-  impl_->hcas[src].timer->request(t);
+  impl_->hcas[src].pacer->request(t);
+}
+
+double PacketNetwork::qp_rate_gbps(HcaIndex src, HcaIndex dst, std::uint32_t slot) const {
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 16) ^ slot;
+  const auto it = impl_->qp_index.find(key);
+  if (it == impl_->qp_index.end()) return 0;
+  const auto& qp = impl_->qps[it->second];
+  if (impl_->cc_dcqcn) return qp.rp.rate_bps() / 1e9;
+  if (impl_->cc_ibcc) return impl_->ibcc_rate_bps(qp, qp_ccti(src, dst, slot)) / 1e9;
+  return impl_->line_bps(src) / 1e9;
+}
+
+int PacketNetwork::qp_ccti(HcaIndex src, HcaIndex dst, std::uint32_t slot) const {
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 16) ^ slot;
+  const auto it = impl_->qp_index.find(key);
+  if (it == impl_->qp_index.end() || !impl_->cc_ibcc) return 0;
+  auto& qp = impl_->qps[it->second];
+  IbCcRp st = impl_->ib_state(qp, 0); // per QP, or SL 0's state with per_sl
+  st.advance(impl_->sim.now());
+  return st.ccti();
+}
+
+const std::vector<QpRateTrace>& PacketNetwork::rate_traces() const {
+  return impl_->rate_traces;
+}
+const std::vector<PortQueueTrace>& PacketNetwork::queue_traces() const {
+  return impl_->queue_traces;
 }
 
 const MessageRecord& PacketNetwork::message(MessageId id) const {

@@ -48,17 +48,17 @@ struct MessageSpec {
   std::uint64_t bytes = 0;   ///< payload; 0 is allowed (a zero-length WRITE_WITH_IMM still sends one packet)
   std::uint32_t qp_slot = 0; ///< distinguishes several QPs between the same pair (perftest -q, NCCL channels)
   Verb verb = Verb::Write;
-  std::uint8_t sl = 0;        ///< service level; SL i travels on VL min(i, num_vls - 1) (OpenSM's default SL2VL)
+  std::uint8_t sl = 0; ///< service level; SL i travels on VL min(i, num_vls - 1) (OpenSM's default SL2VL)
   std::uint64_t user_tag = 0; ///< returned in the record, for the caller's bookkeeping
 };
 
 struct MessageRecord {
   MessageId id = 0;
   MessageSpec spec;
-  Time posted;           ///< when the message was posted
-  Time first_tx;         ///< when its first packet started on the wire (data for W/S, request for READ)
-  Time delivered;        ///< data complete at the receiver of the data, plus nic_rx (for READ: at the requester)
-  Time acked;            ///< requester completion (WRITE/SEND: ACK received + nic_rx; READ: == delivered)
+  Time posted;    ///< when the message was posted
+  Time first_tx;  ///< when its first packet started on the wire (data for W/S, request for READ)
+  Time delivered; ///< data complete at the receiver of the data, plus nic_rx (for READ: at the requester)
+  Time acked;     ///< requester completion (WRITE/SEND: ACK received + nic_rx; READ: == delivered)
   bool is_delivered = false;
   bool is_acked = false;
   std::uint32_t retransmitted_packets = 0;
@@ -70,10 +70,35 @@ struct PortStats {
   topo::NodeId node = topo::kNoNode; ///< transmitting node
   int port = 0;
   std::uint64_t packets = 0;
-  std::uint64_t bytes = 0;       ///< wire bytes
-  Time busy;                     ///< time spent serializing
-  Time credit_stall;             ///< time with packets waiting and no credits for any of them
+  std::uint64_t bytes = 0;            ///< wire bytes
+  Time busy;                          ///< time spent serializing
+  Time credit_stall;                  ///< time with packets waiting and no credits for any of them
   std::uint64_t peak_queue_bytes = 0; ///< largest wire bytes waiting for this output
+  std::uint64_t ecn_marks = 0;        ///< packets this output marked CE (DCQCN)
+  std::uint64_t fecn_marks = 0;       ///< packets this output marked FECN (IB CC)
+  Time pause_time;                    ///< PFC: time this transmitter was paused (summed over priorities)
+  std::uint64_t pause_frames = 0;     ///< PFC: XOFF and XON frames it received
+  std::uint64_t pfc_drops = 0;        ///< PFC: its packets dropped at the peer's full input buffer
+};
+
+/// A time series point (for traces).
+struct TracePoint {
+  Time t;
+  double value = 0;
+};
+/// Congestion-control rate of one QP (requester side) in Gb/s, one point per change
+/// (PacketConfig::trace_rates).
+struct QpRateTrace {
+  HcaIndex src = 0, dst = 0;
+  std::uint32_t slot = 0;
+  std::vector<TracePoint> rate_gbps;
+};
+/// Queued bytes of one output port, sampled every PacketConfig::trace_interval_ns.
+struct PortQueueTrace {
+  topo::NodeId node = topo::kNoNode;
+  int port = 0;
+  topo::LinkId link = topo::kNoLink;
+  std::vector<TracePoint> queue_bytes;
 };
 
 struct NetworkStats {
@@ -88,10 +113,18 @@ struct NetworkStats {
   std::uint64_t timeouts = 0;
   std::uint64_t acks = 0;
   std::int64_t min_credits_seen = 0; ///< smallest credit count any transmitter held (never negative)
+  std::uint64_t ecn_marks = 0;       ///< CE marks by switches (DCQCN)
+  std::uint64_t fecn_marks = 0;      ///< FECN marks by switches (IB CC)
+  std::uint64_t cnps_sent = 0;       ///< DCQCN CNPs sent by notification points
+  std::uint64_t becns_sent = 0;      ///< IB CC BECN packets sent by destination HCAs
+  std::uint64_t cnps_received = 0;   ///< CNPs or BECNs that reached their reaction point
+  std::uint64_t rate_cuts = 0;       ///< DCQCN rate decreases applied
+  std::uint64_t pause_frames = 0;    ///< PFC XOFF + XON frames sent
+  std::uint64_t pfc_drops = 0;       ///< packets dropped at a full PFC input buffer (headroom exceeded)
 };
 
 class PacketNetwork {
-public:
+ public:
   /// Builds the model. `tables` must have been computed for `fabric` and outlive the network, like `sim`.
   PacketNetwork(Simulation& sim, const topo::Fabric& fabric, const routing::RoutingTables& tables,
                 const PacketConfig& config);
@@ -109,8 +142,18 @@ public:
   /// Called when the requester sees its completion (record.acked is set).
   void on_acked(std::function<void(const MessageRecord&)> cb);
 
-  /// Congestion-control hook: the earliest time QP (src, dst, slot) may start its next packet.
+  /// Congestion-control hook: the earliest time QP (src, dst, slot) may start its next packet. (With
+  /// PacketConfig::cc on, the built-in CC sets it after every packet and overrides this.)
   void set_qp_next_send_time(HcaIndex src, HcaIndex dst, std::uint32_t slot, Time t);
+  /// The built-in CC's current rate of QP (src, dst, slot) in Gb/s (the line rate without CC or before
+  /// the first notification); 0 when the QP does not exist.
+  double qp_rate_gbps(HcaIndex src, HcaIndex dst, std::uint32_t slot) const;
+  /// IB CC: the CCTI of QP (src, dst, slot) (or of its SL with ibcc.per_sl), after its timer decrements.
+  int qp_ccti(HcaIndex src, HcaIndex dst, std::uint32_t slot) const;
+  /// Rate traces (PacketConfig::trace_rates), one per QP that has a CC state, in QP creation order.
+  const std::vector<QpRateTrace>& rate_traces() const;
+  /// Queue traces (PacketConfig::trace_interval_ns > 0), one per output port, in port_stats() order.
+  const std::vector<PortQueueTrace>& queue_traces() const;
 
   const MessageRecord& message(MessageId id) const;
   std::size_t num_messages() const;
@@ -127,7 +170,7 @@ public:
   static std::size_t packet_state_bytes();
   const PacketConfig& config() const;
 
-private:
+ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

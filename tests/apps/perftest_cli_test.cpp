@@ -244,7 +244,7 @@ TEST_CASE("perftest bad input exits 2 naming the flag or the tool") {
       {"ib_write_bw --rate XYZ", "--rate"},
       {"ib_write_bw --cable-m -1", "--cable-m"},
       {"ib_write_bw --cable-m 0", "--cable-m"},
-      {"ib_write_bw --profile p.json", "calibration (not yet implemented)"},
+      {"ib_write_bw --profile p.json", "--profile: p.json: cannot open the profile"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);

@@ -16,7 +16,8 @@ using namespace ibn::pkt;
 
 namespace {
 
-topo::NodeId add(topo::Fabric& f, topo::NodeKind kind, const std::string& name, int radix, int tier, int host = -1) {
+topo::NodeId add(topo::Fabric& f, topo::NodeKind kind, const std::string& name, int radix, int tier,
+                 int host = -1) {
   topo::Node n;
   n.kind = kind;
   n.name = name;
@@ -27,12 +28,14 @@ topo::NodeId add(topo::Fabric& f, topo::NodeKind kind, const std::string& name, 
 }
 
 /// `hosts` HCAs on one switch; cable i is `len_m[i]` metres of DAC.
-topo::Fabric star(int hosts, const std::vector<double>& len_m, topo::LinkSpeed speed = {topo::Generation::NDR, 4}) {
+topo::Fabric star(int hosts, const std::vector<double>& len_m,
+                  topo::LinkSpeed speed = {topo::Generation::NDR, 4}) {
   topo::Fabric f;
   const auto sw = add(f, topo::NodeKind::Switch, "sw", std::max(hosts, 2), 1);
   for (int i = 0; i < hosts; ++i) {
     const auto h = add(f, topo::NodeKind::Hca, "h" + std::to_string(i), 1, 0, i);
-    f.add_link(topo::make_link({h, 1}, {sw, i + 1}, speed, len_m[static_cast<std::size_t>(i)], topo::Medium::Dac));
+    f.add_link(
+        topo::make_link({h, 1}, {sw, i + 1}, speed, len_m[static_cast<std::size_t>(i)], topo::Medium::Dac));
   }
   return f;
 }
@@ -71,8 +74,9 @@ TEST_CASE("one packet through one switch takes exactly nic_tx + prop1 + t_switch
 }
 
 TEST_CASE("a long transfer runs at rate x MTU/(MTU+overhead) within 0.1 %") {
-  for (const auto speed : {topo::LinkSpeed{topo::Generation::NDR, 4}, topo::LinkSpeed{topo::Generation::FDR, 4},
-                           topo::LinkSpeed{topo::Generation::HDR, 2}}) {
+  for (const auto speed :
+       {topo::LinkSpeed{topo::Generation::NDR, 4}, topo::LinkSpeed{topo::Generation::FDR, 4},
+        topo::LinkSpeed{topo::Generation::HDR, 2}}) {
     CAPTURE(speed.to_string());
     const topo::Fabric f = star(2, {3.0, 3.0}, speed);
     PacketConfig cfg;
@@ -93,6 +97,36 @@ TEST_CASE("a long transfer runs at rate x MTU/(MTU+overhead) within 0.1 %") {
   }
 }
 
+TEST_CASE("HCA injection cap: a long transfer runs at min(link, cap) x MTU/(MTU+overhead) within 0.1 %") {
+  // 100 Gb/s (8e12/1e11 = 80 ps per byte, no remainder), 300 Gb/s (26.67 ps per byte: remainder carried)
+  // and 800 Gb/s (above the 400 Gb/s link: no effect).
+  for (const double cap_gbps : {100.0, 300.0, 800.0}) {
+    CAPTURE(cap_gbps);
+    const topo::Fabric f = star(2, {3.0, 3.0});
+    PacketConfig cfg;
+    cfg.hca_rate_gbps = cap_gbps;
+    Run r(f, cfg);
+    const std::uint64_t bytes = 64ull << 20;
+    const MessageId id = r.net->post({.src = 0, .dst = 1, .bytes = bytes, .verb = Verb::Write});
+    r.sim.run();
+    const MessageRecord& m = r.net->message(id);
+    REQUIRE(m.is_delivered);
+    // Goodput = min(400, cap) x 4096 / (4096 + 26), from first byte to last as in the uncapped test above.
+    const double span_s = (m.delivered - m.first_tx).to_s() - 2 * 300e-9 - 200e-9 - 2 * 3 * 4.76e-9 + 300e-9;
+    const double goodput = static_cast<double>(bytes) * 8 / span_s;
+    const double expected = std::min(400e9, cap_gbps * 1e9) * 4096.0 / (4096.0 + 26.0);
+    CHECK(std::abs(goodput / expected - 1.0) < 1e-3);
+    CHECK(r.net->stats().payload_bytes_delivered == bytes);
+  }
+  PacketConfig bad;
+  bad.hca_rate_gbps = -1;
+  CHECK_THROWS_AS(bad.validate(), InputError);
+  PacketConfig c;
+  c.apply_json(nlohmann::json{{"hca_rate_gbps", 200}}, "packet");
+  CHECK(c.hca_rate_gbps == 200);
+  CHECK(c.to_json().at("hca_rate_gbps").get<double>() == 200);
+}
+
 TEST_CASE("N:1 incast under credits: no loss, bottleneck fully busy, equal shares under round-robin") {
   const int n = 5; // four senders, one receiver (h4)
   const topo::Fabric f = star(n, std::vector<double>(n, 2.0));
@@ -102,7 +136,8 @@ TEST_CASE("N:1 incast under credits: no loss, bottleneck fully busy, equal share
   const std::uint64_t bytes = 4ull << 20;
   std::vector<MessageId> ids;
   for (int s = 0; s < n - 1; ++s)
-    ids.push_back(r.net->post({.src = static_cast<HcaIndex>(s), .dst = 4, .bytes = bytes, .verb = Verb::Write}));
+    ids.push_back(
+        r.net->post({.src = static_cast<HcaIndex>(s), .dst = 4, .bytes = bytes, .verb = Verb::Write}));
   r.sim.run();
   const auto& st = r.net->stats();
   CHECK(st.packets_corrupted == 0);
@@ -230,8 +265,8 @@ TEST_CASE("a cyclic routing with one VL on a switch ring is reported as a deadlo
     f.add_link(topo::make_link({h, 1}, {sw[static_cast<std::size_t>(i)], 1}, {}, 2, topo::Medium::Dac));
   }
   for (int i = 0; i < n; ++i)
-    f.add_link(topo::make_link({sw[static_cast<std::size_t>(i)], 2}, {sw[static_cast<std::size_t>((i + 1) % n)], 3}, {},
-                               10, topo::Medium::Fiber));
+    f.add_link(topo::make_link({sw[static_cast<std::size_t>(i)], 2},
+                               {sw[static_cast<std::size_t>((i + 1) % n)], 3}, {}, 10, topo::Medium::Fiber));
   PacketConfig cfg;
   cfg.switch_buffer_bytes = 8448; // two full packets per input
   cfg.ack_timeout = Time::us(100);
@@ -275,7 +310,8 @@ TEST_CASE("VL arbitration: weights share a bottleneck in proportion, the high ta
   bad.num_vls = 2;
   bad.vl_arb_low = parse_vl_arb("0:4", "low");
   CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("data VL 1 has no entry"), InputError);
-  CHECK_THROWS_WITH_AS(parse_vl_arb("0-4", "packet.vl_arb_low"), doctest::Contains("packet.vl_arb_low"), InputError);
+  CHECK_THROWS_WITH_AS(parse_vl_arb("0-4", "packet.vl_arb_low"), doctest::Contains("packet.vl_arb_low"),
+                       InputError);
 }
 
 TEST_CASE("bad messages and settings are refused") {
@@ -287,8 +323,8 @@ TEST_CASE("bad messages and settings are refused") {
   bad.mtu_bytes = 3000;
   CHECK_THROWS_WITH_AS(bad.validate(), doctest::Contains("packet.mtu_bytes"), InputError);
   PacketConfig c;
-  CHECK_THROWS_WITH_AS(c.apply_json(nlohmann::json{{"colour", 1}}, "packet"), doctest::Contains("packet.colour"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(c.apply_json(nlohmann::json{{"colour", 1}}, "packet"),
+                       doctest::Contains("packet.colour"), InputError);
   CHECK_THROWS_WITH_AS(c.apply_json(nlohmann::json{{"switch_latency_ns", -5}}, "packet"),
                        doctest::Contains("negative"), InputError);
 }

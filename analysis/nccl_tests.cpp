@@ -1,0 +1,175 @@
+#include "analysis/nccl_tests.hpp"
+
+#include "analysis/results.hpp"
+#include "scenarios/runner.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/error.hpp"
+#include "sim/version.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+namespace ibn::analysis {
+
+namespace {
+
+struct TestInfo {
+  const char* test;
+  const char* op;
+  const char* redop;
+  bool per_rank_parts; ///< size must split into ranks x elements
+};
+constexpr TestInfo kTests[] = {
+    {"all_reduce_perf", "allreduce", "sum", false},      {"all_gather_perf", "allgather", "none", true},
+    {"reduce_scatter_perf", "reducescatter", "sum", true}, {"alltoall_perf", "alltoall", "none", true},
+    {"sendrecv_perf", "sendrecv", "none", false},
+};
+
+const TestInfo& info_of(const std::string& test) {
+  for (const auto& t : kTests)
+    if (test == t.test) return t;
+  throw InputError("unknown nccl-tests binary '" + test +
+                   "' (expected all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf)");
+}
+
+std::vector<std::uint64_t> sizes_of(const NcclTestsOptions& o, std::uint32_t ranks) {
+  if (o.min_bytes == 0 || o.max_bytes < o.min_bytes)
+    throw InputError("-b/-e: need 0 < minBytes <= maxBytes (got " + std::to_string(o.min_bytes) + " and " +
+                     std::to_string(o.max_bytes) + ")");
+  if (o.factor < 2) throw InputError("-f: the step factor must be at least 2");
+  const bool parts = info_of(o.test).per_rank_parts;
+  const std::uint64_t unit = 4 * (parts ? ranks : 1);
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = o.min_bytes; s <= o.max_bytes; s *= o.factor) {
+    const auto rounded = s / unit * unit;
+    if (rounded > 0 && (out.empty() || out.back() != rounded)) out.push_back(rounded);
+    if (s > o.max_bytes / o.factor) break;
+  }
+  if (out.empty()) throw InputError("-b/-e: no size holds a whole element per rank");
+  return out;
+}
+
+} // namespace
+
+std::string nccl_test_op(const std::string& test) { return info_of(test).op; }
+
+nlohmann::json nccl_tests_scenario(const NcclTestsOptions& o) {
+  const auto& ti = info_of(o.test);
+  if (o.nodes == 0 || o.gpus_per_node == 0) throw InputError("--nodes and -g must be at least 1");
+  if (o.iters == 0) throw InputError("-n: at least one iteration");
+  const std::uint32_t nics = o.nics_per_node ? o.nics_per_node : o.gpus_per_node;
+  const std::uint32_t ranks = o.nodes * o.gpus_per_node;
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const auto s : sizes_of(o, ranks)) sizes.push_back(s);
+  nlohmann::json doc = {{"name", std::string("nccl-tests ") + o.test},
+                        {"seed", o.seed},
+                        {"engine", o.engine},
+                        {"jobs", nlohmann::json::array({{{"name", o.test},
+                                                          {"nodes", o.nodes},
+                                                          {"gpus_per_node", o.gpus_per_node},
+                                                          {"nics_per_node", nics},
+                                                          {"placement", "linear"},
+                                                          {"workload",
+                                                           {{"op", ti.op},
+                                                            {"sizes", sizes},
+                                                            {"algorithm", o.algorithm},
+                                                            {"protocol", o.protocol},
+                                                            {"channels", o.channels},
+                                                            {"iterations", 2 * o.iters},
+                                                            {"warmup", o.warmup}}}}})}};
+  if (!o.fabric.empty()) {
+    doc["fabric"] = {{"file", o.fabric}};
+  } else {
+    // A non-blocking NDR 2-tier fat-tree with room for every node's NICs.
+    doc["fabric"] = {{"generator", "fat-tree"},
+                     {"params", {{"tiers", 2}, {"radix", 64}, {"hosts", std::max<std::uint32_t>(2, o.nodes * nics)},
+                                 {"oversubscription", "1:1"}, {"rate", "NDR"}}}};
+  }
+  if (!o.profile.empty()) doc["calibration"] = o.profile;
+  return doc;
+}
+
+NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(const std::string&)> progress) {
+  const auto doc = nccl_tests_scenario(o);
+  const auto s = scen::make_scenario(doc, "nccl-tests", "", o.sets);
+  scen::RunOptions ro;
+  ro.progress = std::move(progress);
+  const auto r = scen::run_scenario(s, ro);
+  NcclTestsResult out;
+  out.ranks = o.nodes * o.gpus_per_node;
+  out.results = results_json(r);
+  const auto& ti = info_of(o.test);
+  for (const auto& c : r.collectives) {
+    NcclTestsRow row;
+    row.size_bytes = c.size_bytes;
+    row.count = c.size_bytes / 4;
+    row.redop = ti.redop;
+    row.algorithm = c.algorithm;
+    row.protocol = c.protocol;
+    const auto half = c.samples_us.size() / 2;
+    auto mean = [](auto b, auto e) {
+      return std::accumulate(b, e, 0.0) / static_cast<double>(std::distance(b, e));
+    };
+    row.oop_time_us = mean(c.samples_us.begin(), c.samples_us.begin() + static_cast<std::ptrdiff_t>(half));
+    row.ip_time_us = mean(c.samples_us.begin() + static_cast<std::ptrdiff_t>(half), c.samples_us.end());
+    auto bw = [&](double t) { return static_cast<double>(c.size_bytes) / (t * 1e3); }; // GB/s
+    row.oop_algbw = bw(row.oop_time_us);
+    row.oop_busbw = row.oop_algbw * c.busbw_factor;
+    row.ip_algbw = bw(row.ip_time_us);
+    row.ip_busbw = row.ip_algbw * c.busbw_factor;
+    out.rows.push_back(row);
+  }
+  return out;
+}
+
+std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& r) {
+  std::ostringstream s;
+  char line[512];
+  s << "# nccl-tests layout, simulated by ibnetsim " << kVersion << " (" << o.engine << " engine)\n";
+  s << "# Collective test starting: " << o.test << "\n";
+  std::snprintf(line, sizeof line,
+                "# nThread 1 nGpus %u minBytes %llu maxBytes %llu step: %llu(factor) warmup iters: %u iters: %u agg "
+                "iters: 1 validation: 0 graph: 0\n",
+                o.gpus_per_node, static_cast<unsigned long long>(o.min_bytes),
+                static_cast<unsigned long long>(o.max_bytes), static_cast<unsigned long long>(o.factor), o.warmup,
+                o.iters);
+  s << line << "#\n# Using devices\n";
+  const auto& placement = r.results.at("placement").at(0);
+  for (std::uint32_t rank = 0; rank < r.ranks; ++rank) {
+    const auto node = rank / o.gpus_per_node;
+    std::snprintf(line, sizeof line, "#  Rank %2u Group  0 Pid %7u on %10s device %2u [simulated] GPU\n", rank,
+                  1000 + node, ("node" + std::to_string(placement.at("nodes").at(node).get<int>())).c_str(),
+                  rank % o.gpus_per_node);
+    s << line;
+  }
+  s << "#\n";
+  s << "#                                                              out-of-place                       in-place   "
+       "       \n";
+  s << "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  "
+       "#wrong \n";
+  s << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)  "
+       "       \n";
+  auto t = [](double us) {
+    char b[32];
+    if (us >= 10000) std::snprintf(b, sizeof b, "%8.1f", us);
+    else std::snprintf(b, sizeof b, "%8.2f", us);
+    return std::string(b);
+  };
+  double bus_sum = 0;
+  for (const auto& row : r.rows) {
+    std::snprintf(line, sizeof line, "%12llu  %12llu  %8s  %6s  %6d  %s  %6.2f  %6.2f  %6s  %s  %6.2f  %6.2f  %6s\n",
+                  static_cast<unsigned long long>(row.size_bytes), static_cast<unsigned long long>(row.count),
+                  row.type.c_str(), row.redop.c_str(), row.root, t(row.oop_time_us).c_str(), row.oop_algbw,
+                  row.oop_busbw, "N/A", t(row.ip_time_us).c_str(), row.ip_algbw, row.ip_busbw, "N/A");
+    s << line;
+    bus_sum += row.oop_busbw + row.ip_busbw;
+  }
+  s << "# Out of bounds values : 0 OK\n";
+  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n", r.rows.empty() ? 0.0 : bus_sum / (2.0 * static_cast<double>(r.rows.size())));
+  s << line << "#\n# Collective test concluded: " << o.test << "\n#\n";
+  return s.str();
+}
+
+} // namespace ibn::analysis

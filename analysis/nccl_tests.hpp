@@ -1,0 +1,62 @@
+#pragma once
+// The nccl-tests front-end: all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf and
+// sendrecv_perf simulated on a fabric, printed in nccl-tests' own table layout (so a real run and a
+// simulated run sit side by side, and calib::parse_nccl_tests reads both).
+//
+// What a row is: each size runs `warmup` unmeasured iterations, then `iters` out-of-place and `iters`
+// in-place iterations (the same traffic: both are simulated, so they differ only by noise and jitter); the
+// time column is the mean iteration time in microseconds as nccl-tests prints it, algbw = size / time in
+// GB/s (1e9 bytes/s) and busbw = algbw x the nccl-tests factor. Data is not computed, so #wrong is "N/A"
+// (what nccl-tests prints with -c 0). "# Avg bus bandwidth" is the mean busbw over both columns and all sizes. Sizes go from min_bytes to max_bytes multiplying by `factor`, each
+// rounded down to a whole number of float elements (and of ranks x elements for AllGather, ReduceScatter
+// and AllToAll), as nccl-tests does.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ibn::analysis {
+
+struct NcclTestsOptions {
+  std::string test = "all_reduce_perf";
+  std::uint64_t min_bytes = 8, max_bytes = 128u << 20;
+  std::uint64_t factor = 2;
+  std::uint32_t gpus_per_node = 8;  ///< -g
+  std::uint32_t nodes = 1;
+  std::uint32_t nics_per_node = 0;  ///< 0: one per GPU
+  std::uint32_t iters = 20, warmup = 5;
+  std::string fabric;               ///< fabric file; "" = a non-blocking NDR fat-tree just large enough
+  std::string profile;              ///< calibration profile; "" = none
+  std::string engine = "packet";
+  std::string algorithm = "auto", protocol = "auto";
+  std::uint32_t channels = 0;
+  std::uint64_t seed = 1;
+  std::vector<std::string> sets;    ///< extra scenario overrides
+};
+
+struct NcclTestsRow {
+  std::uint64_t size_bytes = 0, count = 0;
+  std::string type = "float", redop = "sum";
+  int root = -1;
+  double oop_time_us = 0, oop_algbw = 0, oop_busbw = 0; ///< GB/s
+  double ip_time_us = 0, ip_algbw = 0, ip_busbw = 0;
+  std::string algorithm, protocol;
+};
+
+struct NcclTestsResult {
+  std::vector<NcclTestsRow> rows;
+  nlohmann::json results; ///< the underlying results.json document
+  std::uint32_t ranks = 0;
+};
+
+/// The collective op name (allreduce, ...) of an nccl-tests binary name; InputError for an unknown one.
+std::string nccl_test_op(const std::string& test);
+/// The scenario document the front-end runs (also used by `validate nccl-tests`).
+nlohmann::json nccl_tests_scenario(const NcclTestsOptions& o);
+NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(const std::string&)> progress = {});
+/// nccl-tests' output: header comments, the table, "# Avg bus bandwidth" trailer.
+std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& r);
+
+} // namespace ibn::analysis

@@ -1,0 +1,48 @@
+#pragma once
+// Points: a study is a list of points, each the base scenario with some overrides; every point is one full
+// run written to OUT_DIR/points/<id>/results.json. Used by `whatif` and `sweep`.
+//
+// - Resume: a point whose results.json exists with the same effective configuration and version is read
+//   back instead of run again, so an interrupted study continues where it stopped.
+// - Parallel: points run on `threads` threads of this process (one Simulation each, nothing shared), or —
+//   for the flow engine (SimGrid allows one engine per process) — in a forked child process each, one after
+//   the other (call with threads = 1), or through `external`.
+// - Distributed: with `ranks` > 1 (an MPI job), rank r runs the points i with i mod ranks == r; the caller
+//   synchronises and then calls collect_points() on rank 0.
+// - Atomic: each results.json is written to a temporary file and renamed.
+#include "scenarios/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ibn::analysis {
+
+struct StudyPoint {
+  std::string id;                     ///< folder name under OUT_DIR/points/
+  std::vector<std::string> overrides; ///< "key=value" applied to the base scenario's effective configuration
+};
+
+struct PointsOptions {
+  unsigned threads = 1;
+  std::string out_dir;
+  int rank = 0, ranks = 1;
+  std::function<void(const std::string&)> progress;
+  /// Runs one point out of process: given the point's scenario document and its results.json path, it must
+  /// write that file (atomically). Empty: run in this process.
+  std::function<void(const nlohmann::json& scenario, const std::string& results_path)> external;
+};
+
+/// Path of a point's results.json.
+std::string point_results_path(const std::string& out_dir, const StudyPoint& p);
+
+/// Runs (or reuses) this rank's points; returns the results documents of those points (others: null).
+std::vector<nlohmann::json> run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
+                                       const PointsOptions& opt);
+
+/// Reads every point's results.json (after all ranks are done); InputError naming a missing file.
+std::vector<nlohmann::json> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir);
+
+} // namespace ibn::analysis

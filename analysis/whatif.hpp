@@ -1,0 +1,53 @@
+#pragma once
+// The what-if study (CLI.md `whatif`): one scenario run at every point of oversubscription ratio x routing
+// mode (adaptive routing off / on) — and, when the packet engine has them, congestion-control settings —
+// each point a full run written to OUT_DIR/points/<id>/results.json; OUT_DIR/whatif.json holds one row per
+// point and per measured (non-background) collective with the percentiles, bandwidths, samples and link
+// statistics by tier.
+//
+// Points run in parallel threads (one Simulation each; no shared mutable state). A point whose results.json
+// already exists with the same effective configuration and version is reused, so an interrupted study
+// resumes where it stopped. The oversubscription dimension sets fabric.params.oversubscription (and, on a
+// fat-tree whose radix does not split exactly at the ratio, fabric.params.leaf-ports to the largest multiple
+// of down+up not above the radix); it needs a generated fabric.
+#include "scenarios/scenario.hpp"
+#include "topology/generators.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ibn::analysis {
+
+struct WhatifOptions {
+  std::vector<topo::Ratio> ratios;                 ///< empty: the scenario's own fabric only
+  std::vector<std::string> routings{"off", "per-packet"};
+  std::string engine;                              ///< "" = the scenario's
+  unsigned threads = 1;
+  std::string out_dir = "whatif-out";
+  std::function<void(const std::string&)> progress;
+  /// Runs a point in a child process (see PointsOptions::external); empty: in this process.
+  std::function<void(const nlohmann::json& scenario, const std::string& results_path)> external;
+};
+
+struct WhatifPoint {
+  std::string id;              ///< e.g. "2to1-adaptive"
+  std::string oversubscription;///< "2:1" (or "file" for a fabric file)
+  std::string routing;         ///< "static" or "adaptive" (and the AR mode)
+  std::vector<std::string> overrides;
+};
+
+/// The points of a study, in table order (ratio major, routing minor).
+std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifOptions& opt);
+
+/// Runs (or resumes) every point and returns the whatif.json document; also writes it and each point's
+/// results.json under opt.out_dir.
+nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt);
+
+/// The summary table printed by `ibnetsim whatif` (rows: size x ratio x routing; columns: p50, p99, p99.9,
+/// busbw p50).
+std::string whatif_table(const nlohmann::json& whatif);
+
+} // namespace ibn::analysis

@@ -1,0 +1,249 @@
+// `ibnetsim calibrate fit|check|measure` (docs/calibration.md, docs/CLI.md "Calibration and validation").
+// fit: perftest outputs -> profile JSON (calibration/fit.hpp); check: re-run the measured tests in the
+// packet engine with a profile (scenarios/calibrate_check.hpp); measure: run real perftest on a testbed
+// (calibration/measure.hpp).
+#include "apps/commands.hpp"
+#include "calibration/fit.hpp"
+#include "calibration/measure.hpp"
+#include "scenarios/calibrate_check.hpp"
+#include "sim/error.hpp"
+#include "sim/units.hpp"
+#include "sim/version.hpp"
+#include "topology/link_speed.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace ibn::app {
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// "4xQDR", "QDR", "HDR100", "NDR200" (link generations) or "100G", "200Gbps", "400Gb/s" (plain) -> Gb/s.
+double parse_link_rate(const std::string& text) {
+  try {
+    return topo::parse_link_speed(text, "--link-rate").rate_gbps();
+  } catch (const InputError&) {
+  }
+  try {
+    return static_cast<double>(parse_plain_rate_bps(text, "--link-rate")) * 1e-9;
+  } catch (const InputError&) {
+  }
+  throw InputError("--link-rate: '" + text +
+                   "' is neither a link (4xQDR, HDR, NDR200, ...) nor a rate (100G, 200Gbps, 400Gb/s)");
+}
+
+struct FitOpts {
+  std::vector<std::string> files;
+  std::string out;
+  std::string link_rate;
+  std::string cable_m = "3";
+  std::string switch_latency_ns;
+  int hops = 0;
+  std::vector<std::string> file_hops;
+  int max_segments = 4;
+};
+
+void run_fit(const FitOpts& o) {
+  calib::FitOptions opt;
+  opt.generator = std::string("ibnetsim ") + kVersion + " calibrate fit";
+  if (!o.link_rate.empty()) {
+    opt.link_rate_gbps = parse_link_rate(o.link_rate);
+    opt.link_rate_source = "--link-rate " + o.link_rate;
+  }
+  opt.cable_m = parse_nonneg_double(o.cable_m, "--cable-m");
+  if (!o.switch_latency_ns.empty())
+    opt.switch_latency_ns = parse_nonneg_double(o.switch_latency_ns, "--switch-latency-ns");
+  if (o.max_segments < 1 || o.max_segments > 8) throw InputError("--max-segments: must be 1..8");
+  opt.max_segments = o.max_segments;
+  if (o.hops < 0 || o.hops > 16) throw InputError("--hops: must be 0..16");
+  std::vector<calib::FitSource> src;
+  for (const auto& f : o.files) src.push_back({f, read_all(f), o.hops});
+  for (const auto& fh : o.file_hops) {
+    const auto eq = fh.rfind('=');
+    if (eq == std::string::npos) throw InputError("--file-hops: expected FILE=N, got '" + fh + "'");
+    const std::string file = fh.substr(0, eq);
+    const auto n = fh.substr(eq + 1) == "0" ? 0 : parse_positive_int(fh.substr(eq + 1), "--file-hops " + fh);
+    if (n > 16) throw InputError("--file-hops " + fh + ": hops must be 0..16");
+    bool found = false;
+    for (auto& s : src)
+      if (s.file == file) s.hops = static_cast<int>(n), found = true;
+    if (!found) throw InputError("--file-hops " + fh + ": '" + file + "' is not one of the input files");
+  }
+  const calib::Profile p = calib::fit_profile(src, opt);
+  write_file_atomic(o.out, p.to_json().dump(2) + "\n");
+  // A short human summary.
+  std::printf("profile %s: %zu input file(s), device %s, %s, MTU %u, link %s\n", o.out.c_str(),
+              p.inputs.size(), p.devices.empty() ? "?" : p.devices.front().c_str(),
+              p.link_layer == pkt::LinkLayer::RoCEv2 ? "RoCEv2" : "InfiniBand", p.mtu_bytes,
+              p.link_rate_gbps > 0 ? (std::to_string(p.link_rate_gbps) + " Gb/s").c_str() : "rate unknown");
+  for (const auto& s : p.latency)
+    std::printf("  latency %8llu..%-8llu B: %.1f ns + %.4f ns/B  (R^2 %.4f, max residual %.1f ns)%s%s\n",
+                static_cast<unsigned long long>(s.lo_bytes), static_cast<unsigned long long>(s.hi_bytes),
+                s.a.value, s.b.value, s.a.r2, s.a.max_residual, s.note.empty() ? "" : "  after ",
+                s.note.c_str());
+  if (p.bw_overhead)
+    std::printf("  bandwidth: o = %.1f ns, B = %s Gb/s%s  (R^2 %.4f, max residual %.1f %%)\n",
+                p.bw_overhead->value, p.bw_rate ? std::to_string(p.bw_rate->value).c_str() : "-",
+                p.bw_rate_bounded ? " (at the link bound)" : "", p.bw_overhead->r2,
+                p.bw_overhead->max_residual);
+  if (p.switch_latency_fit)
+    std::printf("  switch latency: %.1f ns per hop (R^2 %.4f)\n", p.switch_latency_fit->value,
+                p.switch_latency_fit->r2);
+  std::printf(
+      "  engine: nic_tx %.1f ns, nic_rx %.1f ns, switch %.1f ns (%s), HCA cap %g Gb/s, message gap %.1f ns\n",
+      p.nic_tx_latency.to_ns(), p.nic_rx_latency.to_ns(), p.switch_latency.to_ns(),
+      p.switch_latency_source.c_str(), p.hca_rate_gbps, p.message_gap.to_ns());
+  for (const auto& w : p.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+}
+
+struct CheckOpts {
+  std::string profile;
+  std::vector<std::string> files;
+  bool json = false;
+  std::uint64_t iters = 1000;
+  std::string max_bytes = "16M";
+  std::uint64_t seed = 1;
+};
+
+void run_check(const CheckOpts& o) {
+  const calib::Profile p = calib::Profile::load(o.profile);
+  scen::CheckOptions opt;
+  opt.max_iterations = o.iters;
+  opt.max_bytes_per_size = parse_size_bytes(o.max_bytes, "--max-bytes-per-size");
+  opt.seed = o.seed;
+  std::vector<scen::CheckSource> src;
+  for (const auto& f : o.files) src.push_back({f, read_all(f)});
+  const auto rep = scen::calibrate_check(p, src, opt);
+  if (o.json)
+    std::cout << scen::to_json(rep).dump(2) << "\n";
+  else
+    std::cout << scen::to_text(rep);
+}
+
+struct MeasureOpts {
+  calib::MeasureOptions m;
+  std::string sizes, qps, tools;
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void run_measure(MeasureOpts o) {
+  if (!o.tools.empty()) o.m.tools = split_commas(o.tools);
+  if (!o.sizes.empty()) {
+    o.m.sizes.clear();
+    for (const auto& s : split_commas(o.sizes)) {
+      const auto b = parse_size_bytes(s, "--sizes");
+      if (b < 1 || b > (1ull << 31)) throw InputError("--sizes: each size must be 1 B .. 2 GiB, got " + s);
+      o.m.sizes.push_back(b);
+    }
+  }
+  if (!o.qps.empty()) {
+    o.m.qps.clear();
+    for (const auto& s : split_commas(o.qps))
+      o.m.qps.push_back(static_cast<int>(parse_positive_int(s, "--qps")));
+  }
+  const auto manifest = calib::run_measure(o.m);
+  int failed = 0;
+  for (const auto& r : manifest["runs"]) {
+    const int c = r["client"]["exit_code"].get<int>();
+    std::printf("%-28s client exit %d, server exit %d\n", r["name"].get<std::string>().c_str(), c,
+                r["server"]["exit_code"].get<int>());
+    failed += c != 0;
+  }
+  std::printf(
+      "raw outputs and manifest.json in %s; next: ibnetsim calibrate fit %s/*.client.txt -o profile.json\n",
+      o.m.out_dir.c_str(), o.m.out_dir.c_str());
+  if (failed > 0)
+    throw InputError(std::to_string(failed) + " perftest run(s) failed; see " + o.m.out_dir +
+                     "/manifest.json");
+}
+
+void add_measure_command(CLI::App& cal) {
+  auto o = std::make_shared<MeasureOpts>();
+  auto* m = cal.add_subcommand(
+      "measure",
+      "Run real perftest between two hosts (locally or over ssh) and save raw outputs + manifest.json.\n"
+      "Example: ibnetsim calibrate measure --server node1 --client node2 --device mlx5_0 --ssh -o runs/");
+  m->add_option("--server", o->m.server, "host that runs the perftest server")->required();
+  m->add_option("--client", o->m.client, "host that runs the perftest client")->required();
+  m->add_option("--server-address", o->m.server_address,
+                "address the client connects to (default: --server)");
+  m->add_option("--device", o->m.device, "RDMA device (perftest -d)")->capture_default_str();
+  m->add_option("--sizes", o->sizes,
+                "comma-separated message sizes (64K accepted); default: -a (2 B .. 8 MiB)");
+  m->add_option("--qps", o->qps, "comma-separated QP counts for bw tests (default 1)");
+  m->add_option("--tools", o->tools, "comma-separated tools (default ib_write_bw,ib_write_lat)");
+  m->add_option("--iters", o->m.iterations, "perftest -n (default: perftest's)");
+  m->add_flag("--ssh", o->m.ssh, "run each side through ssh HOST (BatchMode; keys must be set up)");
+  m->add_option("--port", o->m.port, "first TCP port for perftest's exchange (-p)")->capture_default_str();
+  m->add_option("--sysfs-root", o->m.sysfs_root, "where RDMA devices are listed (for tests)")
+      ->capture_default_str();
+  m->add_option("--timeout-s", o->m.timeout_s, "per-run timeout, seconds")->capture_default_str();
+  m->add_option("-o,--output", o->m.out_dir, "output folder")->required();
+  m->callback([o] { run_measure(*o); });
+}
+
+} // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto* cal =
+      app.add_subcommand("calibrate", "Fit a device profile from real perftest runs, check it, or measure.");
+  cal->require_subcommand(1);
+
+  auto f = std::make_shared<FitOpts>();
+  auto* fit = cal->add_subcommand(
+      "fit", "Fit a profile (latency segments, bandwidth, switch latency, noise) from perftest outputs.\n"
+             "Example: ibnetsim calibrate fit write_bw.txt write_lat.txt --link-rate 4xQDR -o profile.json");
+  fit->add_option("FILES", f->files, "perftest output files (ib_write_bw, ib_write_lat, ...)")->required();
+  fit->add_option("-o,--output", f->out, "profile JSON to write")->required();
+  fit->add_option(
+      "--link-rate", f->link_rate,
+      "data rate of the measured link: 4xQDR, HDR, NDR200, 100G, 200Gbps (bounds B; default unknown)");
+  fit->add_option("--cable-m", f->cable_m, "length of each cable of the measured path, metres")
+      ->capture_default_str();
+  fit->add_option(
+      "--switch-latency-ns", f->switch_latency_ns,
+      "per-hop switch latency to assume when it cannot be fitted (default: the link generation's)");
+  fit->add_option("--hops", f->hops, "switches between the two hosts in every file")->capture_default_str();
+  fit->add_option("--file-hops", f->file_hops,
+                  "FILE=N: switches between the hosts for one file (repeatable)");
+  fit->add_option("--max-segments", f->max_segments, "most latency segments to try (1..8)")
+      ->capture_default_str();
+  fit->callback([f] { run_fit(*f); });
+
+  auto c = std::make_shared<CheckOpts>();
+  auto* chk = cal->add_subcommand(
+      "check",
+      "Re-run the measured perftest tests in the packet engine with a profile; measured vs simulated.\n"
+      "Example: ibnetsim calibrate check profile.json write_bw.txt write_lat.txt --json");
+  chk->add_option("PROFILE", c->profile, "profile JSON from calibrate fit")->required();
+  chk->add_option("FILES", c->files, "perftest output files")->required();
+  chk->add_flag("--json", c->json, "print JSON rows and summary");
+  chk->add_option("--iters", c->iters, "iterations per size at most (the files' counts are capped)")
+      ->capture_default_str();
+  chk->add_option("--max-bytes-per-size", c->max_bytes, "payload per size and direction at most")
+      ->capture_default_str();
+  chk->add_option("--seed", c->seed, "simulation seed (noise draws)")->capture_default_str();
+  chk->callback([c] { run_check(*c); });
+
+  add_measure_command(*cal);
+}
+
+} // namespace ibn::app

@@ -1,0 +1,51 @@
+// `ibnetsim experiment FILE.json -o DIR`: one congestion-control experiment (scenarios/cc_experiments.hpp,
+// docs/congestion-control.md): N senders into one port, run per variant; writes rates, throughput and queue
+// time series as CSV, a summary.json and SVG charts into DIR, and prints one summary line per variant.
+#include "apps/commands.hpp"
+#include "scenarios/cc_experiments.hpp"
+#include "sim/error.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace ibn::app {
+
+void add_experiment_command(CLI::App& app) {
+  struct Opts {
+    std::string file, out;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* c = app.add_subcommand(
+      "experiment", "Run a congestion-control experiment (DCQCN paper style: N senders into one port, "
+                    "one run per variant) and write CSV time series, summary.json and SVG charts.\n"
+                    "Definitions: scenarios/examples/cc/*.json (docs/congestion-control.md).\n"
+                    "Example: ibnetsim experiment scenarios/examples/cc/two_flows.json -o out/two_flows");
+  c->add_option("FILE", o->file, "experiment definition (JSON)")->required();
+  c->add_option("-o,--out", o->out, "output folder (created)")->required();
+  c->callback([o] {
+    std::ifstream in(o->file);
+    if (!in) throw InputError(o->file + ": cannot open");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(o->file + ": not valid JSON (" + std::string(e.what()) + ")");
+    }
+    const auto e = scen::CcExperiment::from_json(j, o->file);
+    const auto runs = scen::run_cc_experiment(e);
+    scen::write_cc_results(e, runs, o->out);
+    for (const auto& r : runs)
+      std::printf("%-28s Jain(2nd half) %.4f  queue mean %.0f B max %.0f B  goodput %.1f Gb/s  marks %llu  "
+                  "CNPs %llu  "
+                  "pauses %llu\n",
+                  r.label.c_str(), r.jain_second_half, r.mean_queue_bytes, r.max_queue_bytes,
+                  r.bottleneck_gbps, static_cast<unsigned long long>(r.ecn_marks + r.fecn_marks),
+                  static_cast<unsigned long long>(r.cnps), static_cast<unsigned long long>(r.pause_frames));
+    std::printf("wrote %s/{rates,throughput,queue}.{csv,svg}, summary.json\n", o->out.c_str());
+  });
+}
+
+} // namespace ibn::app

@@ -1,0 +1,126 @@
+#include "models/packet/packet_engine.hpp"
+
+#include "sim/error.hpp"
+
+#include <vector>
+
+namespace ibn::pkt {
+
+namespace {
+
+/// Closures waiting for their time; slots are recycled through a free list so long runs do not grow.
+template <typename Fn> class SlotTable {
+ public:
+  std::uint32_t put(Fn fn) {
+    if (free_.empty()) {
+      slots_.push_back(std::move(fn));
+      return static_cast<std::uint32_t>(slots_.size() - 1);
+    }
+    const auto i = free_.back();
+    free_.pop_back();
+    slots_[i] = std::move(fn);
+    return i;
+  }
+  Fn take(std::uint32_t i) {
+    Fn fn = std::move(slots_[i]);
+    slots_[i] = nullptr;
+    free_.push_back(i);
+    return fn;
+  }
+
+ private:
+  std::vector<Fn> slots_;
+  std::vector<std::uint32_t> free_;
+};
+
+} // namespace
+
+struct PacketEngine::Impl {
+  /// The component that runs timer closures; the event tag is the closure's slot.
+  struct Timers final : Component {
+    Timers(Simulation& s, Impl& i) : Component(s, "engine-timers"), impl(i) {}
+    void on_event(EventTag tag) override { impl.timers.take(static_cast<std::uint32_t>(tag))(); }
+    Impl& impl;
+  };
+
+  Impl(const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c, std::uint64_t seed)
+      : fabric(f), sim(seed), net(sim, f, t, c), timer_component(sim.make<Timers>(sim, *this)) {
+    net.on_delivered([this](const MessageRecord& rec) {
+      ++delivered;
+      callbacks.take(static_cast<std::uint32_t>(rec.spec.user_tag))(rec.delivered);
+    });
+  }
+
+  const topo::Fabric& fabric;
+  Simulation sim;
+  PacketNetwork net;
+  SlotTable<eng::DeliveredFn> callbacks;
+  SlotTable<std::function<void()>> timers;
+  Timers& timer_component;
+  std::uint64_t delivered = 0;
+};
+
+PacketEngine::PacketEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables,
+                           const PacketConfig& config, std::uint64_t seed)
+    : impl_(std::make_unique<Impl>(fabric, tables, config, seed)) {}
+
+PacketEngine::~PacketEngine() = default;
+
+Time PacketEngine::now() const { return impl_->sim.now(); }
+std::size_t PacketEngine::num_hcas() const { return impl_->net.num_hcas(); }
+Simulation& PacketEngine::simulation() { return impl_->sim; }
+PacketNetwork& PacketEngine::network() { return impl_->net; }
+
+void PacketEngine::send(const eng::TransferSpec& spec, eng::DeliveredFn on_delivered) {
+  MessageSpec m;
+  m.src = spec.src;
+  m.dst = spec.dst;
+  m.bytes = spec.bytes;
+  m.qp_slot = spec.qp_slot;
+  m.sl = spec.sl;
+  m.verb = Verb::Write;
+  const auto slot = impl_->callbacks.put(std::move(on_delivered));
+  m.user_tag = slot;
+  try {
+    impl_->net.post(m);
+  } catch (...) {
+    impl_->callbacks.take(slot);
+    throw;
+  }
+}
+
+void PacketEngine::call_at(Time t, std::function<void()> fn) {
+  const auto slot = impl_->timers.put(std::move(fn));
+  impl_->sim.schedule_at(t, impl_->timer_component.id(), slot);
+}
+
+void PacketEngine::run() { impl_->sim.run(); }
+
+eng::EngineReport PacketEngine::report() const {
+  eng::EngineReport r;
+  r.engine = "packet";
+  r.events = impl_->sim.total_events_executed();
+  r.transfers = impl_->delivered;
+  const auto& f = impl_->fabric;
+  for (const auto& ps : impl_->net.port_stats()) {
+    if (ps.link == topo::kNoLink) continue;
+    const auto& link = f.link(ps.link);
+    eng::LinkRecord l;
+    l.from_tier = f.node(ps.node).tier;
+    l.to_tier = f.node(link.other(ps.node)).tier;
+    l.capacity_gbps = link.speed.rate_gbps();
+    l.bytes = ps.bytes;
+    l.busy = ps.busy;
+    l.credit_stall = ps.credit_stall;
+    l.peak_queue_bytes = ps.peak_queue_bytes;
+    r.links.push_back(l);
+  }
+  const auto& s = impl_->net.stats();
+  r.extra = {{"packets_injected", s.packets_injected},     {"packet_hops", s.packet_hops},
+             {"retransmitted_packets", s.retransmitted_packets}, {"naks", s.naks},
+             {"timeouts", s.timeouts},                     {"acks", s.acks},
+             {"peak_packets_in_flight", impl_->net.peak_packets_in_flight()}};
+  return r;
+}
+
+} // namespace ibn::pkt

@@ -1,0 +1,744 @@
+#include "scenarios/collectives.hpp"
+
+#include "scenarios/tuning.hpp"
+#include "sim/error.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <unordered_map>
+
+namespace ibn::scen {
+
+namespace {
+
+constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kSimpleStepBytes = 512 * kKiB; ///< DEFAULT_BUFFSIZE 4 MiB / NCCL_STEPS
+constexpr std::uint64_t kLLStepDataBytes = 32 * kKiB;  ///< 64 KiB of 16 B lines per step, half is data
+constexpr std::uint64_t kLL128StepDataBytes = 576000;  ///< 614,400 B of 128 B lines per step x 120/128
+constexpr std::uint64_t kP2PChunkBytes = 128 * kKiB;   ///< NCCL_P2P_NET_CHUNKSIZE
+constexpr TransferId kNone = std::numeric_limits<TransferId>::max();
+
+enum class Proto { LL, LL128, Simple };
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+Proto parse_proto(const std::string& p) {
+  const auto l = lower(p);
+  if (l == "simple") return Proto::Simple;
+  if (l == "ll") return Proto::LL;
+  if (l == "ll128") return Proto::LL128;
+  throw InputError("protocol: unknown protocol '" + p + "' (known: simple, ll128, ll, auto)");
+}
+
+const char* proto_name(Proto p) {
+  return p == Proto::LL ? "ll" : p == Proto::LL128 ? "ll128" : "simple";
+}
+
+std::uint64_t div_up(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+std::uint64_t align_up(std::uint64_t a, std::uint64_t g) {
+  return div_up(a, g) * g;
+}
+bool is_pow2(std::uint32_t x) {
+  return x && !(x & (x - 1));
+}
+std::uint32_t log2_floor(std::uint32_t x) {
+  std::uint32_t l = 0;
+  while (x > 1) {
+    x >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+/// How data is cut: chunk (data bytes), slices per chunk, window, alignment of the per-loop chunk.
+struct Cut {
+  std::uint64_t chunk = kSimpleStepBytes;
+  std::uint64_t slice = kSimpleStepBytes; ///< nominal slice (chunk / slices per chunk)
+  std::uint32_t slices_per_chunk = 1;
+  std::uint32_t window = kNcclSteps;
+  std::uint64_t grain = 512;
+};
+
+/// The spec after validation and protocol resolution, plus the DAG being built and its connections.
+class Builder {
+ public:
+  Builder(const CollectiveSpec& spec, std::string algorithm, Proto proto)
+      : s_(spec), proto_(proto), n_(spec.ranks), g_(spec.gpus_per_node), nics_(spec.nics_per_node),
+        nodes_(spec.ranks / spec.gpus_per_node), c_(spec.channels ? spec.channels : default_channels(spec)),
+        dag_(spec.ranks) {
+    dag_.op = to_string(spec.op);
+    dag_.algorithm = std::move(algorithm);
+    dag_.protocol = proto_name(proto);
+    dag_.size_bytes = spec.size_bytes;
+    dag_.channels = c_;
+  }
+
+  const CollectiveSpec& spec() const { return s_; }
+  std::uint32_t n() const { return n_; }
+  std::uint32_t gpn() const { return g_; }
+  std::uint32_t nodes() const { return nodes_; }
+  std::uint32_t channels() const { return c_; }
+  Proto proto() const { return proto_; }
+  std::int32_t channel_rail(std::uint32_t c) const { return static_cast<std::int32_t>(c % nics_); }
+  std::int32_t gpu_rail(std::uint32_t local) const { return static_cast<std::int32_t>(local % nics_); }
+  TransferDag take() { return std::move(dag_); }
+
+  /// The cut for `proto_`: Simple uses `default_simple_chunk` and, with `two_step_slices` (ring AllReduce,
+  /// AllGather, ReduceScatter, halving-doubling: SLICESTEPS = 2), 2 slices per chunk and a window of 4;
+  /// LL/LL128 use one step of data per chunk and slice and a window of 8. The spec's knobs override.
+  Cut cut(std::uint64_t default_simple_chunk, bool two_step_slices) const {
+    Cut k;
+    if (proto_ == Proto::Simple) {
+      k.chunk = default_simple_chunk;
+      k.slices_per_chunk = two_step_slices ? 2 : 1;
+      k.grain = 512;
+    } else {
+      k.chunk = proto_ == Proto::LL ? kLLStepDataBytes : kLL128StepDataBytes;
+      k.slices_per_chunk = 1;
+      k.grain = proto_ == Proto::LL ? 16 : 1920;
+    }
+    if (s_.chunk_bytes) k.chunk = s_.chunk_bytes;
+    k.grain = std::min(k.grain, k.chunk);
+    k.slice = std::max<std::uint64_t>(1, k.chunk / k.slices_per_chunk);
+    k.window = s_.slices_in_flight ? s_.slices_in_flight : kNcclSteps / (k.slices_per_chunk == 2 ? 2 : 1);
+    return k;
+  }
+
+  /// NCCL's split of one chunk of `bytes` into at most `k.slices_per_chunk` slices:
+  /// slice = max(ceil(bytes / slices) rounded up to 16 B, nominal slice / 32).
+  static std::vector<std::uint64_t> slices_of(std::uint64_t bytes, const Cut& k) {
+    std::vector<std::uint64_t> out;
+    if (bytes == 0) return out;
+    const std::uint64_t sz =
+        std::max(align_up(div_up(bytes, k.slices_per_chunk), 16), std::max<std::uint64_t>(1, k.slice / 32));
+    for (std::uint64_t off = 0; off < bytes; off += sz) out.push_back(std::min(sz, bytes - off));
+    return out;
+  }
+
+  /// Appends a transfer of `data_bytes` (the wire bytes of the protocol are written) with `deps` plus the
+  /// FIFO window dependency: the transfer `window` positions earlier on the same connection.
+  TransferId emit(std::uint32_t src, std::uint32_t dst, std::uint64_t data_bytes, std::uint32_t channel,
+                  std::int32_t rail, std::uint32_t step, std::uint32_t window,
+                  std::vector<TransferId>& deps) {
+    auto& hist = conn_[(static_cast<std::uint64_t>(src) * n_ + dst) * c_ + channel];
+    if (window && hist.size() >= window) deps.push_back(hist[hist.size() - window]);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    Transfer t;
+    t.src = src;
+    t.dst = dst;
+    t.bytes = wire_bytes(data_bytes, proto_name(proto_));
+    t.channel = channel;
+    t.rail = src / g_ == dst / g_ ? -1 : rail;
+    t.local_delay = s_.step_overhead;
+    t.step = step;
+    const auto id = dag_.add(t, deps);
+    hist.push_back(id);
+    deps.clear();
+    return id;
+  }
+
+ private:
+  const CollectiveSpec& s_;
+  Proto proto_;
+  std::uint32_t n_, g_, nics_, nodes_, c_;
+  TransferDag dag_;
+  std::unordered_map<std::uint64_t, std::vector<TransferId>> conn_;
+};
+
+// ---- ring ---------------------------------------------------------------------------------------------
+
+enum class RingKind { AllReduce, AllGather, ReduceScatter };
+
+struct RingPhase {
+  RingKind kind = RingKind::AllReduce;
+  std::uint64_t bytes = 0; ///< AllReduce: the buffer; AllGather/ReduceScatter: the per-rank part
+  std::vector<std::vector<std::uint32_t>> orders; ///< per channel: ring position -> rank
+  std::vector<std::int32_t> rails;                ///< per channel
+  std::uint32_t step_base = 0;
+  /// Per rank (index = rank): transfers every transfer the rank sends in the first loop depends on.
+  const std::vector<std::vector<TransferId>>* start = nullptr;
+};
+
+/// Emits one ring collective; returns per rank the last transfer delivered to it on each channel (the
+/// phase is over for that rank once those are delivered: connections deliver in order).
+std::vector<std::vector<TransferId>> ring_phase(Builder& b, const RingPhase& ph, const Cut& k) {
+  std::vector<std::vector<TransferId>> done(b.n());
+  const auto nc = static_cast<std::uint32_t>(ph.orders.size());
+  if (nc == 0 || ph.bytes == 0) return done;
+  const auto nr = static_cast<std::uint32_t>(ph.orders[0].size());
+  if (nr < 2) return done;
+  const bool ar = ph.kind == RingKind::AllReduce;
+  const std::uint32_t nsteps = ar ? 2 * (nr - 1) : nr - 1;
+  const std::uint64_t loop_bytes = ar ? std::uint64_t{nc} * nr * k.chunk : std::uint64_t{nc} * k.chunk;
+  // lr[c][p]: last transfer delivered to position p on channel c; prev/cur[c][p]: slices sent at a step.
+  std::vector<std::vector<TransferId>> lr(nc, std::vector<TransferId>(nr, kNone));
+  using Slices = std::vector<TransferId>;
+  std::vector<std::vector<Slices>> prev(nc, std::vector<Slices>(nr)), cur = prev;
+  std::vector<std::vector<std::uint64_t>> sizes(nc, std::vector<std::uint64_t>(nr));
+  std::vector<TransferId> deps;
+  bool first_loop = true;
+  for (std::uint64_t grid = 0; grid < ph.bytes; grid += loop_bytes) {
+    const std::uint64_t rem = ph.bytes - grid;
+    // NCCL's realChunkSize: min(chunk, ceil(remaining / (channels x ranks))) for AllReduce, / channels
+    // for AllGather/ReduceScatter (each step moves one rank's part), rounded up to the protocol grain.
+    const std::uint64_t real =
+        std::min(k.chunk, align_up(div_up(rem, ar ? std::uint64_t{nc} * nr : nc), k.grain));
+    for (std::uint32_t c = 0; c < nc; ++c)
+      for (std::uint32_t j = 0; j < nr; ++j) {
+        const std::uint64_t off = (ar ? std::uint64_t{c} * nr + j : c) * real;
+        sizes[c][j] = off >= rem ? 0 : std::min(real, rem - off);
+      }
+    const auto start_lr = lr; // a rank starts a loop once it has received everything of the previous one
+    for (std::uint32_t s = 0; s < nsteps; ++s) {
+      for (std::uint32_t c = 0; c < nc; ++c) {
+        const auto& order = ph.orders[c];
+        for (std::uint32_t p = 0; p < nr; ++p) {
+          const std::uint32_t j = (p + nr - s % nr) % nr; // position p sends chunk p - s at step s
+          const auto sl = Builder::slices_of(sizes[c][j], k);
+          auto& out = cur[c][p];
+          out.clear();
+          const std::uint32_t src = order[p], dst = order[(p + 1) % nr];
+          for (std::size_t q = 0; q < sl.size(); ++q) {
+            if (s == 0) {
+              if (start_lr[c][p] != kNone) deps.push_back(start_lr[c][p]);
+            } else {
+              deps.push_back(prev[c][(p + nr - 1) % nr].at(q)); // same slice, one step earlier, one rank back
+            }
+            if (first_loop && ph.start)
+              deps.insert(deps.end(), (*ph.start)[src].begin(), (*ph.start)[src].end());
+            const auto id = b.emit(src, dst, sl[q], c, ph.rails[c], ph.step_base + s, k.window, deps);
+            out.push_back(id);
+            lr[c][(p + 1) % nr] = id;
+          }
+        }
+      }
+      std::swap(prev, cur);
+    }
+    first_loop = false;
+  }
+  for (std::uint32_t c = 0; c < nc; ++c)
+    for (std::uint32_t p = 0; p < nr; ++p)
+      if (lr[c][p] != kNone) done[ph.orders[c][p]].push_back(lr[c][p]);
+  return done;
+}
+
+RingPhase global_ring(Builder& b, RingKind kind, std::uint64_t bytes) {
+  RingPhase ph;
+  ph.kind = kind;
+  ph.bytes = bytes;
+  for (std::uint32_t c = 0; c < b.channels(); ++c) {
+    ph.orders.push_back(ring_order(b.n(), b.gpn(), c));
+    ph.rails.push_back(b.channel_rail(c));
+  }
+  return ph;
+}
+
+/// Broadcast (data flows root -> ... ) and Reduce (flows ... -> root): a pipelined chain along each
+/// channel's ring order, rotated so that the root is first (Broadcast) or last (Reduce).
+void chain(Builder& b, bool to_root, const Cut& k) {
+  const std::uint32_t n = b.n(), nc = b.channels();
+  const std::uint64_t bytes = b.spec().size_bytes;
+  std::vector<std::vector<std::uint32_t>> orders;
+  for (std::uint32_t c = 0; c < nc; ++c) {
+    auto o = ring_order(n, b.gpn(), c);
+    const auto it = std::find(o.begin(), o.end(), b.spec().root);
+    std::rotate(o.begin(), to_root ? it + 1 : it, o.end());
+    orders.push_back(std::move(o));
+  }
+  std::vector<TransferId> deps;
+  std::vector<std::vector<TransferId>> got(nc); // per channel: transfer ids of the current piece's slices
+  for (std::uint64_t grid = 0; grid < bytes; grid += std::uint64_t{nc} * k.chunk) {
+    const std::uint64_t rem = bytes - grid;
+    const std::uint64_t real = std::min(k.chunk, align_up(div_up(rem, nc), k.grain));
+    for (std::uint32_t c = 0; c < nc; ++c) {
+      const std::uint64_t off = std::uint64_t{c} * real;
+      const std::uint64_t sz = off >= rem ? 0 : std::min(real, rem - off);
+      const auto sl = Builder::slices_of(sz, k);
+      got[c].assign(sl.size(), kNone);
+      for (std::uint32_t p = 0; p + 1 < n; ++p)
+        for (std::size_t q = 0; q < sl.size(); ++q) {
+          if (p > 0) deps.push_back(got[c][q]);
+          got[c][q] = b.emit(orders[c][p], orders[c][p + 1], sl[q], c, b.channel_rail(c), p, k.window, deps);
+        }
+    }
+  }
+}
+
+// ---- double binary tree -------------------------------------------------------------------------------
+
+struct RankTree {
+  std::vector<std::int32_t> parent;                 ///< per rank, -1 for the root
+  std::vector<std::vector<std::uint32_t>> children; ///< per rank
+  std::vector<std::uint32_t> up_order;              ///< non-root ranks, deepest first
+  std::vector<std::uint32_t> down_order;            ///< every rank, root first (BFS)
+};
+
+RankTree rank_tree(std::uint32_t ranks, std::uint32_t gpn, std::uint32_t channel, std::uint32_t tree) {
+  const std::uint32_t nodes = ranks / gpn;
+  const auto np = double_tree_parents(nodes, tree);
+  RankTree t;
+  t.parent.assign(ranks, -1);
+  t.children.assign(ranks, {});
+  auto at = [&](std::uint32_t node, std::uint32_t i) { return node * gpn + (channel + i) % gpn; };
+  std::int32_t root = -1;
+  for (std::uint32_t m = 0; m < nodes; ++m) {
+    for (std::uint32_t i = 1; i < gpn; ++i) t.parent[at(m, i)] = static_cast<std::int32_t>(at(m, i - 1));
+    if (np[m] >= 0)
+      t.parent[at(m, 0)] = static_cast<std::int32_t>(at(static_cast<std::uint32_t>(np[m]), 0));
+    else
+      root = static_cast<std::int32_t>(at(m, 0));
+  }
+  for (std::uint32_t r = 0; r < ranks; ++r)
+    if (t.parent[r] >= 0) t.children[static_cast<std::uint32_t>(t.parent[r])].push_back(r);
+  t.down_order.push_back(static_cast<std::uint32_t>(root));
+  for (std::size_t i = 0; i < t.down_order.size(); ++i)
+    for (auto ch : t.children[t.down_order[i]]) t.down_order.push_back(ch);
+  t.up_order.assign(t.down_order.rbegin(), t.down_order.rend() - 1);
+  return t;
+}
+
+void tree_allreduce(Builder& b, const Cut& k) {
+  const std::uint32_t n = b.n(), nc = b.channels();
+  const std::uint64_t bytes = b.spec().size_bytes;
+  std::vector<RankTree> trees;
+  for (std::uint32_t c = 0; c < nc; ++c) trees.push_back(rank_tree(n, b.gpn(), c, c % 2));
+  std::vector<TransferId> up(n), down(n), deps;
+  for (std::uint64_t grid = 0; grid < bytes; grid += std::uint64_t{nc} * k.chunk) {
+    const std::uint64_t rem = bytes - grid;
+    const std::uint64_t real = std::min(k.chunk, align_up(div_up(rem, nc), k.grain));
+    for (std::uint32_t c = 0; c < nc; ++c) {
+      const std::uint64_t off = std::uint64_t{c} * real;
+      const std::uint64_t sz = off >= rem ? 0 : std::min(real, rem - off);
+      if (sz == 0) continue;
+      const auto& t = trees[c];
+      const auto rail = b.channel_rail(c);
+      // Reduce up: a rank sends its partial sum once every child's partial sum of this chunk arrived.
+      for (auto r : t.up_order) {
+        for (auto ch : t.children[r]) deps.push_back(up[ch]);
+        up[r] = b.emit(r, static_cast<std::uint32_t>(t.parent[r]), sz, c, rail, 0, k.window, deps);
+      }
+      // Broadcast down: the root once it has reduced; the others once their parent's copy arrived.
+      for (auto r : t.down_order)
+        for (auto ch : t.children[r]) {
+          if (t.parent[r] < 0)
+            for (auto x : t.children[r]) deps.push_back(up[x]);
+          else
+            deps.push_back(down[r]);
+          down[ch] = b.emit(r, ch, sz, c, rail, 1, k.window, deps);
+        }
+    }
+  }
+}
+
+/// NCCL's Tree Simple chunk (model-reference §5.2): a step (512 KiB), halved while the collective is
+/// small against the pipeline depth = (ranks/nodes - 1) + log2(nodes).
+std::uint64_t tree_simple_chunk(const Builder& b) {
+  const std::uint64_t depth = (b.gpn() - 1) + log2_floor(b.nodes());
+  const std::uint64_t bytes = b.spec().size_bytes, nc = b.channels();
+  std::uint64_t chunk = kSimpleStepBytes;
+  while (bytes / (nc * chunk) < depth * 8 && chunk > 128 * kKiB) chunk /= 2;
+  while (bytes / (nc * chunk) < depth * 4 && chunk > 64 * kKiB) chunk /= 2;
+  while (bytes / (nc * chunk) < depth && chunk > 32 * kKiB) chunk /= 2;
+  return chunk;
+}
+
+// ---- recursive halving-doubling ----------------------------------------------------------------------
+
+void halving_doubling(Builder& b, const Cut& k) {
+  const std::uint32_t n = b.n(), nc = b.channels(), lg = log2_floor(n);
+  const std::uint64_t bytes = b.spec().size_bytes;
+  const std::uint64_t per_channel = align_up(div_up(bytes, nc), k.grain);
+  std::vector<TransferId> deps;
+  for (std::uint32_t c = 0; c < nc; ++c) {
+    const std::uint64_t off = std::uint64_t{c} * per_channel;
+    if (off >= bytes) break;
+    const std::uint64_t piece = std::min(per_channel, bytes - off);
+    const auto rail = b.channel_rail(c);
+    // seg[r] = the part of the piece rank r is responsible for; hist[r][i] = its segment before step i.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seg(n, {0, piece});
+    std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> hist(n);
+    std::vector<std::vector<TransferId>> got(n), next(n);
+    auto send = [&](std::uint32_t r, std::uint32_t peer, std::uint64_t len, std::uint32_t step) {
+      for (std::uint64_t done = 0; done < len; done += k.slice) {
+        deps = got[r];
+        next[peer].push_back(b.emit(r, peer, std::min(k.slice, len - done), c, rail, step, k.window, deps));
+      }
+    };
+    for (std::uint32_t i = 0; i < lg; ++i) { // reduce-scatter: distance n/2, n/4, ..., 1
+      const std::uint32_t d = n >> (i + 1);
+      for (std::uint32_t r = 0; r < n; ++r) {
+        auto [lo, hi] = seg[r];
+        hist[r].push_back(seg[r]);
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        const bool keep_low = (r & d) == 0;
+        send(r, r ^ d, keep_low ? hi - mid : mid - lo, i);
+        seg[r] = keep_low ? std::make_pair(lo, mid) : std::make_pair(mid, hi);
+      }
+      std::swap(got, next);
+      for (auto& v : next) v.clear();
+    }
+    for (std::uint32_t i = lg; i-- > 0;) { // all-gather: distance 1, 2, ..., n/2
+      const std::uint32_t d = n >> (i + 1);
+      for (std::uint32_t r = 0; r < n; ++r) send(r, r ^ d, seg[r].second - seg[r].first, 2 * lg - 1 - i);
+      for (std::uint32_t r = 0; r < n; ++r) seg[r] = hist[r][i];
+      std::swap(got, next);
+      for (auto& v : next) v.clear();
+    }
+  }
+}
+
+// ---- direct (AllToAll, SendRecv) ----------------------------------------------------------------------
+
+void direct(Builder& b, const Cut& k) {
+  const std::uint32_t n = b.n(), nc = b.channels();
+  const bool a2a = b.spec().op == CollOp::AllToAll;
+  const std::uint64_t per_peer = a2a ? div_up(b.spec().size_bytes, n) : b.spec().size_bytes;
+  std::vector<TransferId> deps;
+  for (std::uint32_t r = 0; r < n; ++r)
+    for (std::uint32_t d = 1; d < (a2a ? n : 2); ++d) {
+      const std::uint32_t dst = (r + d) % n;
+      std::uint32_t i = 0;
+      for (std::uint64_t off = 0; off < per_peer; off += k.chunk, ++i)
+        b.emit(r, dst, std::min(k.chunk, per_peer - off), i % nc, b.gpu_rail(r % b.gpn()), d - 1, k.window,
+               deps);
+    }
+}
+
+// ---- validation, resolution and the registry ----------------------------------------------------------
+
+void validate(const CollectiveSpec& s) {
+  if (s.ranks == 0) throw InputError("ranks: must be >= 1");
+  if (s.gpus_per_node == 0) throw InputError("gpus_per_node: must be >= 1");
+  if (s.nics_per_node == 0) throw InputError("nics_per_node: must be >= 1");
+  if (s.ranks % s.gpus_per_node != 0)
+    throw InputError("ranks: " + std::to_string(s.ranks) + " is not a multiple of gpus_per_node (" +
+                     std::to_string(s.gpus_per_node) + "); ranks fill whole nodes");
+  if (s.channels > kMaxChannels)
+    throw InputError("channels: " + std::to_string(s.channels) + " is above NCCL's maximum of " +
+                     std::to_string(kMaxChannels));
+  if (s.chunk_bytes != 0 && s.chunk_bytes < 16)
+    throw InputError("chunk_bytes: " + std::to_string(s.chunk_bytes) + " is below 16 B (0 = NCCL's)");
+  if ((s.op == CollOp::Broadcast || s.op == CollOp::Reduce) && s.root >= s.ranks)
+    throw InputError("root: rank " + std::to_string(s.root) +
+                     " does not exist (ranks = " + std::to_string(s.ranks) + ")");
+  if (s.protocol != "auto" && lower(s.protocol) != "auto") parse_proto(s.protocol);
+  if (!(s.nic_gbps > 0) || !(s.nvlink_gbps > 0))
+    throw InputError("nic_gbps/nvlink_gbps: must be > 0 (inputs of the tuning model)");
+}
+
+void require_op(const CollectiveSpec& s, const std::string& algo, std::initializer_list<CollOp> ops) {
+  if (std::find(ops.begin(), ops.end(), s.op) != ops.end()) return;
+  std::string names;
+  for (auto o : ops) names += (names.empty() ? "" : ", ") + to_string(o);
+  const bool p2p = s.op == CollOp::AllToAll || s.op == CollOp::SendRecv;
+  throw InputError("algorithm: '" + algo + "' does not do " + to_string(s.op) + " (it does: " + names +
+                   "); use " + (p2p ? "'direct'" : "'ring'") + " or 'auto'");
+}
+
+/// Protocol for a named algorithm: the spec's, or the tuning model's choice (ring, tree), or Simple.
+Proto resolve_proto(const CollectiveSpec& s, const std::string& algo) {
+  if (lower(s.protocol) != "auto") return parse_proto(s.protocol);
+  if ((algo == "ring" || algo == "tree") && s.ranks >= 2)
+    return parse_proto(tuning_choose_protocol(tuning_inputs(s), algo).protocol);
+  return Proto::Simple;
+}
+
+std::uint64_t loops(std::uint64_t bytes, std::uint64_t per_loop) {
+  return std::max<std::uint64_t>(1, div_up(bytes, per_loop));
+}
+
+/// Slices over every loop when `bytes` are cut into `units` chunks per loop (NCCL's realChunkSize rule):
+/// the full loops, then the last one with its smaller chunk and only its non-empty chunks.
+std::uint64_t pieces(std::uint64_t bytes, std::uint64_t units, const Cut& k) {
+  const std::uint64_t loop = units * k.chunk, full = bytes / loop, rem = bytes % loop;
+  std::uint64_t n = full * units * Builder::slices_of(k.chunk, k).size();
+  if (rem) {
+    const std::uint64_t real = std::min(k.chunk, align_up(div_up(rem, units), k.grain));
+    n += div_up(rem, real) * Builder::slices_of(real, k).size();
+  }
+  return n;
+}
+
+void check_size(std::uint64_t estimate, const std::string& algo) {
+  if (estimate > kMaxTransfers)
+    throw InputError("collective too large: about " + std::to_string(estimate) +
+                     " transfers with algorithm '" + algo + "' (limit " + std::to_string(kMaxTransfers) +
+                     "); raise chunk_bytes, lower channels or use fewer ranks");
+}
+
+bool trivial(const CollectiveSpec& s) {
+  return s.ranks < 2 || s.size_bytes == 0;
+}
+
+TransferDag build_ring(const CollectiveSpec& s) {
+  require_op(
+      s, "ring",
+      {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::Broadcast, CollOp::Reduce});
+  Builder b(s, "ring", resolve_proto(s, "ring"));
+  if (trivial(s)) return b.take();
+  const std::uint64_t n = s.ranks, nc = b.channels();
+  if (s.op == CollOp::Broadcast || s.op == CollOp::Reduce) {
+    const auto k = b.cut(kSimpleStepBytes, false);
+    check_size((n - 1) * pieces(s.size_bytes, nc, k), "ring");
+    chain(b, s.op == CollOp::Reduce, k);
+    return b.take();
+  }
+  const auto k = b.cut(4 * kSimpleStepBytes, true);
+  const bool ar = s.op == CollOp::AllReduce;
+  const std::uint64_t bytes = ar ? s.size_bytes : div_up(s.size_bytes, n);
+  // AllReduce: each chunk is sent once per step; AllGather/ReduceScatter: each rank's chunk once per step.
+  check_size((ar ? 2 * (n - 1) : (n - 1) * n) * pieces(bytes, (ar ? n : 1) * nc, k), "ring");
+  ring_phase(b,
+             global_ring(b,
+                         ar                          ? RingKind::AllReduce
+                         : s.op == CollOp::AllGather ? RingKind::AllGather
+                                                     : RingKind::ReduceScatter,
+                         bytes),
+             k);
+  return b.take();
+}
+
+TransferDag build_tree(const CollectiveSpec& s) {
+  require_op(s, "tree", {CollOp::AllReduce});
+  Builder b(s, "tree", resolve_proto(s, "tree"));
+  if (trivial(s)) return b.take();
+  const auto k = b.cut(tree_simple_chunk(b), false);
+  check_size(2 * (std::uint64_t{s.ranks} - 1) * pieces(s.size_bytes, b.channels(), k), "tree");
+  tree_allreduce(b, k);
+  return b.take();
+}
+
+TransferDag build_hd(const CollectiveSpec& s) {
+  require_op(s, "halving-doubling", {CollOp::AllReduce});
+  if (!is_pow2(s.ranks))
+    throw InputError("algorithm: 'halving-doubling' needs a power-of-two rank count, not " +
+                     std::to_string(s.ranks) + "; use 'ring'");
+  Builder b(s, "halving-doubling", resolve_proto(s, "halving-doubling"));
+  if (trivial(s)) return b.take();
+  const auto k = b.cut(4 * kSimpleStepBytes, true);
+  const std::uint64_t n = s.ranks, nc = b.channels();
+  check_size(2 * n * nc * (log2_floor(s.ranks) + s.size_bytes / (nc * k.slice)), "halving-doubling");
+  halving_doubling(b, k);
+  return b.take();
+}
+
+TransferDag build_hierarchical(const CollectiveSpec& s) {
+  require_op(s, "hierarchical", {CollOp::AllReduce});
+  if (s.gpus_per_node < 2)
+    throw InputError(
+        "algorithm: 'hierarchical' needs gpus_per_node > 1 (it reduces inside each node first); use "
+        "'ring'");
+  Builder b(s, "hierarchical", resolve_proto(s, "hierarchical"));
+  if (trivial(s)) return b.take();
+  const auto k = b.cut(4 * kSimpleStepBytes, true);
+  const std::uint32_t g = s.gpus_per_node, m = b.nodes(), nc = b.channels();
+  const std::uint64_t part = div_up(s.size_bytes, g);
+  check_size(2 * std::uint64_t{m} * (g - 1) * g * pieces(part, nc, k) +
+                 2 * std::uint64_t{g} * (m - 1) * pieces(part, std::uint64_t{m} * nc, k),
+             "hierarchical");
+  auto intra = [&](RingKind kind, std::uint32_t step_base,
+                   const std::vector<std::vector<TransferId>>* start) {
+    std::vector<std::vector<TransferId>> done(s.ranks);
+    for (std::uint32_t node = 0; node < m; ++node) {
+      RingPhase ph;
+      ph.kind = kind;
+      ph.bytes = part;
+      ph.step_base = step_base;
+      ph.start = start;
+      for (std::uint32_t c = 0; c < nc; ++c) {
+        std::vector<std::uint32_t> o(g);
+        for (std::uint32_t i = 0; i < g; ++i) o[i] = node * g + (c + i) % g;
+        ph.orders.push_back(std::move(o));
+        ph.rails.push_back(-1);
+      }
+      auto d = ring_phase(b, ph, k);
+      for (std::uint32_t r = 0; r < s.ranks; ++r) done[r].insert(done[r].end(), d[r].begin(), d[r].end());
+    }
+    return done;
+  };
+  auto after = intra(RingKind::ReduceScatter, 0, nullptr);
+  if (m > 1) {
+    std::vector<std::vector<TransferId>> done(s.ranks);
+    for (std::uint32_t local = 0; local < g; ++local) {
+      RingPhase ph;
+      ph.kind = RingKind::AllReduce;
+      ph.bytes = part;
+      ph.step_base = g - 1;
+      ph.start = &after;
+      std::vector<std::uint32_t> o(m);
+      for (std::uint32_t node = 0; node < m; ++node) o[node] = node * g + local;
+      for (std::uint32_t c = 0; c < nc; ++c) {
+        ph.orders.push_back(o);
+        ph.rails.push_back(b.gpu_rail(local));
+      }
+      auto d = ring_phase(b, ph, k);
+      for (std::uint32_t r = 0; r < s.ranks; ++r) done[r].insert(done[r].end(), d[r].begin(), d[r].end());
+    }
+    after = std::move(done);
+  }
+  intra(RingKind::AllGather, (g - 1) + (m > 1 ? 2 * (m - 1) : 0), &after);
+  return b.take();
+}
+
+TransferDag build_direct(const CollectiveSpec& s) {
+  require_op(s, "direct", {CollOp::AllToAll, CollOp::SendRecv});
+  Builder b(s, "direct", resolve_proto(s, "direct"));
+  if (trivial(s)) return b.take();
+  const auto k = b.cut(kP2PChunkBytes, false);
+  const std::uint64_t n = s.ranks;
+  const std::uint64_t per_peer = s.op == CollOp::AllToAll ? div_up(s.size_bytes, n) : s.size_bytes;
+  check_size((s.op == CollOp::AllToAll ? n * (n - 1) : n) * loops(per_peer, k.chunk), "direct");
+  direct(b, k);
+  return b.take();
+}
+
+TransferDag build_auto(const CollectiveSpec& s) {
+  if (s.op == CollOp::AllToAll || s.op == CollOp::SendRecv) return build_direct(s);
+  if (s.ranks < 2) return build_ring(s);
+  auto in = tuning_inputs(s);
+  const bool fixed = lower(s.protocol) != "auto";
+  const auto want = fixed ? std::string(proto_name(parse_proto(s.protocol))) : std::string();
+  const TuningEstimate* best = nullptr;
+  const auto table = tuning_table(in);
+  for (const auto& e : table)
+    if (e.available && (!fixed || e.protocol == want) && (!best || e.time_us < best->time_us)) best = &e;
+  if (!best) throw InputError("protocol: '" + s.protocol + "' is not available for " + to_string(s.op));
+  CollectiveSpec t = s;
+  t.protocol = best->protocol;
+  return best->algorithm == "tree" ? build_tree(t) : build_ring(t);
+}
+
+} // namespace
+
+std::string to_string(CollOp op) {
+  switch (op) {
+  case CollOp::AllReduce:
+    return "allreduce";
+  case CollOp::AllGather:
+    return "allgather";
+  case CollOp::ReduceScatter:
+    return "reducescatter";
+  case CollOp::AllToAll:
+    return "alltoall";
+  case CollOp::SendRecv:
+    return "sendrecv";
+  case CollOp::Broadcast:
+    return "broadcast";
+  case CollOp::Reduce:
+    return "reduce";
+  }
+  return "?";
+}
+
+CollOp parse_coll_op(const std::string& text, const std::string& what) {
+  std::string key;
+  for (char ch : text)
+    if (ch != '_' && ch != '-') key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (auto op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::AllToAll,
+                  CollOp::SendRecv, CollOp::Broadcast, CollOp::Reduce})
+    if (key == to_string(op)) return op;
+  throw InputError(what + ": unknown collective '" + text +
+                   "' (known: allreduce, allgather, reducescatter, alltoall, sendrecv, broadcast, reduce)");
+}
+
+std::uint32_t default_channels(const CollectiveSpec& spec) {
+  return std::clamp<std::uint32_t>(2 * spec.nics_per_node, 2, 32);
+}
+
+std::uint64_t wire_bytes(std::uint64_t data_bytes, const std::string& protocol) {
+  if (protocol == "ll") return 2 * data_bytes;
+  if (protocol == "ll128") return div_up(data_bytes * 128, 120);
+  return data_bytes;
+}
+
+double busbw_factor(CollOp op, std::uint32_t ranks) {
+  if (ranks == 0) return 0;
+  const double n = ranks;
+  switch (op) {
+  case CollOp::AllReduce:
+    return 2.0 * (n - 1) / n;
+  case CollOp::AllGather:
+  case CollOp::ReduceScatter:
+  case CollOp::AllToAll:
+    return (n - 1) / n;
+  default:
+    return 1.0;
+  }
+}
+
+std::uint64_t bytes_sent_by(const TransferDag& dag, std::uint32_t rank) {
+  std::uint64_t sum = 0;
+  for (const auto& t : dag.transfers())
+    if (t.src == rank) sum += t.bytes;
+  return sum;
+}
+
+std::vector<std::uint32_t> ring_order(std::uint32_t ranks, std::uint32_t gpus_per_node,
+                                      std::uint32_t channel) {
+  std::vector<std::uint32_t> o(ranks);
+  for (std::uint32_t p = 0; p < ranks; ++p)
+    o[p] = (p / gpus_per_node) * gpus_per_node + (channel + p % gpus_per_node) % gpus_per_node;
+  return o;
+}
+
+std::vector<std::int32_t> double_tree_parents(std::uint32_t nodes, std::uint32_t tree) {
+  // Tree 0 over labels 0..nodes-1; tree 1 gives node x the role of label mirror(x) or shift(x).
+  std::vector<std::int32_t> label_parent(nodes, -1);
+  for (std::uint32_t x = 1; x < nodes; ++x) {
+    const std::uint32_t bit = x & (~x + 1);
+    std::uint32_t up = (x ^ bit) | (bit << 1);
+    if (up >= nodes) up = x ^ bit;
+    label_parent[x] = static_cast<std::int32_t>(up);
+  }
+  if (tree % 2 == 0 || nodes < 2) return label_parent;
+  const bool even = nodes % 2 == 0;
+  auto role = [&](std::uint32_t x) { return even ? nodes - 1 - x : (x + nodes - 1) % nodes; };
+  auto node_of_role = [&](std::uint32_t l) { return even ? nodes - 1 - l : (l + 1) % nodes; };
+  std::vector<std::int32_t> parent(nodes, -1);
+  for (std::uint32_t x = 0; x < nodes; ++x) {
+    const auto lp = label_parent[role(x)];
+    parent[x] = lp < 0 ? -1 : static_cast<std::int32_t>(node_of_role(static_cast<std::uint32_t>(lp)));
+  }
+  return parent;
+}
+
+Registry<CollectiveFactory> builtin_collectives() {
+  Registry<CollectiveFactory> reg("collective algorithm");
+  reg.add("ring",
+          "NCCL ring: AllReduce (reduce-scatter + all-gather, 2(n-1) steps), AllGather, ReduceScatter (n-1 "
+          "steps), "
+          "Broadcast/Reduce as a pipelined chain; channels rail-aligned, chunks, slices, FIFO window",
+          build_ring);
+  reg.add(
+      "tree",
+      "NCCL double binary tree (AllReduce): two complementary trees over nodes, a chain inside each node, "
+      "reduce up and broadcast down pipelined per chunk",
+      build_tree);
+  reg.add("halving-doubling",
+          "recursive halving reduce-scatter + recursive doubling all-gather (AllReduce, power-of-two ranks)",
+          build_hd);
+  reg.add("hierarchical",
+          "AllReduce: intra-node ring reduce-scatter, inter-node ring AllReduce per local GPU (its rail), "
+          "intra-node ring all-gather (gpus_per_node > 1)",
+          build_hierarchical);
+  reg.add("direct",
+          "AllToAll (every pair, 128 KiB chunks) and SendRecv (r -> r+1), FIFO window per connection",
+          build_direct);
+  reg.add("auto", "NCCL 2.20 tuning model: ring or tree and the protocol with the lowest predicted time",
+          build_auto);
+  return reg;
+}
+
+TransferDag build_collective(const CollectiveSpec& spec) {
+  validate(spec);
+  return builtin_collectives().get(lower(spec.algorithm)).factory(spec);
+}
+
+} // namespace ibn::scen

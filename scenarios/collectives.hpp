@@ -1,0 +1,117 @@
+#pragma once
+// Collectives as transfer DAGs: build_collective() turns one NCCL-style collective call into an
+// engine-agnostic TransferDag (scenarios/dag.hpp). docs/collectives.md describes every algorithm, the
+// chunk/slice/window rules and the limits; the numbers come from docs/model-reference.md §5 (NCCL 2.20.3).
+//
+// Ranks are GPUs placed node-major: rank r is on node r / gpus_per_node, local GPU r % gpus_per_node.
+// Transfers between ranks of one node are intra-node (NVLink) copies; inter-node transfers carry the NIC
+// index (`rail`) both ends use.
+//
+// Algorithms (registered in builtin_collectives(), printed by `ibnetsim list`):
+//   ring              AllReduce (reduce-scatter + all-gather, 2(n-1) steps), AllGather, ReduceScatter (n-1
+//                     steps), Broadcast and Reduce (pipelined chain); channels, chunks, slices, FIFO window.
+//   tree              AllReduce: NCCL's double binary tree over nodes + a chain inside each node.
+//   halving-doubling  AllReduce: recursive halving reduce-scatter + recursive doubling all-gather (2^k
+//   ranks). hierarchical      AllReduce: intra-node ring reduce-scatter, inter-node ring AllReduce per local
+//   GPU,
+//                     intra-node ring all-gather.
+//   direct            AllToAll (every pair, 128 KiB chunks) and SendRecv (r -> r+1).
+//   auto              NCCL's tuning model (scenarios/tuning.hpp) picks ring or tree and the protocol.
+//
+// Dependency convention: a dependency on the last transfer of a connection (src, dst, channel) stands for
+// every earlier transfer on it, because a connection (one RC QP, or one NVLink copy queue) delivers in order.
+#include "scenarios/dag.hpp"
+#include "sim/registry.hpp"
+#include "sim/time.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace ibn::scen {
+
+enum class CollOp { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv, Broadcast, Reduce };
+
+/// "allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast", "reduce".
+std::string to_string(CollOp op);
+/// Accepts any case and optional '_' or '-' ("all_reduce", "AllReduce", "all-reduce"); InputError naming
+/// `what` (the flag or key) and the accepted names otherwise.
+CollOp parse_coll_op(const std::string& text, const std::string& what);
+
+/// NCCL's FIFO depth per connection (NCCL_STEPS).
+inline constexpr std::uint32_t kNcclSteps = 8;
+/// NCCL's largest channel count (MAXCHANNELS in current releases).
+inline constexpr std::uint32_t kMaxChannels = 64;
+/// A DAG larger than this is refused (InputError suggesting a larger chunk_bytes).
+inline constexpr std::uint64_t kMaxTransfers = 20'000'000;
+
+struct CollectiveSpec {
+  CollOp op = CollOp::AllReduce;
+  /// The size as nccl-tests' "size" column prints it: AllReduce, Broadcast, Reduce: the buffer S;
+  /// AllGather / ReduceScatter: the whole buffer (ranks x the per-rank part, rounded up to a multiple of
+  /// ranks); AllToAll: what each rank sends in total (size/ranks to each rank, itself included);
+  /// SendRecv: what each rank sends to the next.
+  std::uint64_t size_bytes = 0;
+  std::uint32_t ranks = 2;
+  std::uint32_t gpus_per_node = 1;
+  std::uint32_t nics_per_node = 1; ///< rails; channel c leaves its node through NIC c mod nics_per_node
+  /// "ring", "tree", "halving-doubling", "hierarchical", "direct" or "auto" (tuning model: ring or tree
+  /// for the collectives that have them, direct for AllToAll/SendRecv).
+  std::string algorithm = "auto";
+  std::string protocol = "auto"; ///< "simple", "ll128", "ll" or "auto" (tuning model)
+  /// 0: NCCL's count as modelled here: min(32, 2 x nics_per_node) (one ring per NIC found by the search,
+  /// doubled by ncclTopoDupChannels for NVLink-class intra bandwidth).
+  std::uint32_t channels = 0;
+  /// Data bytes per chunk; 0: NCCL's (Simple: ring AllReduce/AllGather/ReduceScatter 2 MiB = 4 steps of
+  /// 512 KiB, chain 512 KiB, tree 512 KiB halved for small sizes, halving-doubling 2 MiB; LL 32 KiB;
+  /// LL128 576,000 B = one step of data).
+  std::uint64_t chunk_bytes = 0;
+  /// Transfers in flight per connection (the FIFO window); 0: NCCL_STEPS / steps per slice = 4 for Simple
+  /// ring AllReduce/AllGather/ReduceScatter and halving-doubling (2-step slices), 8 otherwise.
+  std::uint32_t slices_in_flight = 0;
+  std::uint32_t root = 0; ///< Broadcast / Reduce root rank
+  Time step_overhead;     ///< per-transfer software cost, written as every transfer's local_delay
+  // Inputs of the tuning model (algorithm or protocol "auto"):
+  double nic_gbps = 400;     ///< per NIC, per direction, Gb/s
+  double nvlink_gbps = 3600; ///< per GPU, per direction, Gb/s
+  bool amd_host = false;     ///< NCCL's AMD-host constants (netOverhead 2 us, lower llMaxBw)
+  bool ll128_enabled = true; ///< LL128 allowed (NCCL enables it on Hopper with NVLink by default)
+};
+
+/// Builds the DAG. Throws InputError for impossible specs (0 ranks, ranks not a multiple of
+/// gpus_per_node, unknown algorithm/protocol, an algorithm that does not do the op, halving-doubling on
+/// a rank count that is not a power of two, ...). One rank or size 0: an empty DAG.
+TransferDag build_collective(const CollectiveSpec& spec);
+
+/// nccl-tests' busbw = algbw x factor: AllReduce 2(n-1)/n; AllGather, ReduceScatter, AllToAll (n-1)/n;
+/// SendRecv, Broadcast, Reduce 1. (n = 1: 0 for the (n-1) forms, as nccl-tests prints 0 busbw.)
+double busbw_factor(CollOp op, std::uint32_t ranks);
+
+/// Bytes rank `rank` sends in `dag` (wire bytes of the protocol), for tests and reports.
+std::uint64_t bytes_sent_by(const TransferDag& dag, std::uint32_t rank);
+
+/// The channel count used when spec.channels == 0 (see CollectiveSpec::channels).
+std::uint32_t default_channels(const CollectiveSpec& spec);
+
+/// Wire bytes that carry `data_bytes` in `protocol`: simple x1, ll x2 (8 B data per 16 B line),
+/// ll128 x128/120 (rounded up).
+std::uint64_t wire_bytes(std::uint64_t data_bytes, const std::string& protocol);
+
+using CollectiveFactory = std::function<TransferDag(const CollectiveSpec&)>;
+/// Every collective algorithm by name ("ring", "tree", ...); build_collective() dispatches through it.
+Registry<CollectiveFactory> builtin_collectives();
+
+// ---- exposed for tests -------------------------------------------------------------------------------
+
+/// Parent of each node (index 0..nodes-1) in one of NCCL-style double binary trees (tree 0 or 1); -1
+/// for the root. Tree 0: node 0 is the root with one child (the largest power of two below nodes), and
+/// node x (lowest set bit b) hangs under (x ^ b) | 2b, or x ^ b when that does not exist. Tree 1 is the
+/// mirror (x -> nodes-1-x) when nodes is even, the shift (x -> x-1 mod nodes) when odd, so that with an
+/// even count every node is interior in at most one tree.
+std::vector<std::int32_t> double_tree_parents(std::uint32_t nodes, std::uint32_t tree);
+
+/// Ring order of channel c: node-major, each node's GPUs rotated by c (position -> rank).
+std::vector<std::uint32_t> ring_order(std::uint32_t ranks, std::uint32_t gpus_per_node,
+                                      std::uint32_t channel);
+
+} // namespace ibn::scen

@@ -1,0 +1,112 @@
+#include "scenarios/executor.hpp"
+
+#include "sim/error.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ibn::scen {
+
+DagExecutor::DagExecutor(eng::Engine& engine, const TransferDag& dag, const JobLayout& layout,
+                         ExecOptions opt)
+    : engine_(engine), dag_(dag), layout_(layout), opt_(std::move(opt)) {
+  if (dag.ranks() > layout.ranks())
+    throw InputError("a " + dag.op + " over " + std::to_string(dag.ranks()) +
+                     " ranks does not fit a job of " + std::to_string(layout.ranks()) + " ranks");
+  if (layout.gpus_per_node == 0) throw InputError("gpus_per_node must be at least 1");
+  for (const auto& n : layout.nodes)
+    if (n.empty()) throw InputError("a job node has no HCA");
+  if (!(opt_.nvlink_gbps > 0)) throw InputError("NVLink bandwidth must be positive");
+  const auto n = dag.size();
+  std::vector<std::uint32_t> count(n + 1, 0);
+  for (TransferId t = 0; t < n; ++t) {
+    const auto deps = dag.deps_of(t);
+    if (deps.empty()) roots_.push_back(t);
+    for (const auto d : deps) ++count[d + 1];
+    const auto& tr = dag[t];
+    if (tr.src / layout.gpus_per_node != tr.dst / layout.gpus_per_node) ++network_transfers_;
+  }
+  for (std::size_t i = 1; i <= n; ++i) count[i] += count[i - 1];
+  succ_begin_ = count;
+  succ_.resize(count[n]);
+  std::vector<std::uint32_t> fill(count.begin(), count.end() - 1);
+  for (TransferId t = 0; t < n; ++t)
+    for (const auto d : dag.deps_of(t)) succ_[fill[d]++] = t;
+  waiting_.resize(n);
+}
+
+void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> done) {
+  if (running_) throw std::logic_error("DagExecutor::start while an execution is running");
+  const auto ranks = dag_.ranks();
+  ready_ = ready.empty() ? std::vector<Time>(ranks, engine_.now()) : std::move(ready);
+  if (ready_.size() < ranks) throw std::logic_error("DagExecutor::start: ready times for too few ranks");
+  nvlink_free_.assign(ranks, Time::zero());
+  for (TransferId t = 0; t < dag_.size(); ++t)
+    waiting_[t] = static_cast<std::uint32_t>(dag_.deps_of(t).size());
+  remaining_ = dag_.size();
+  running_ = true;
+  done_ = std::move(done);
+  if (remaining_ == 0) {
+    const Time at = std::max(engine_.now(), *std::max_element(ready_.begin(), ready_.end()));
+    engine_.call_at(at, [this] {
+      running_ = false;
+      auto fn = std::move(done_); // done may start the next execution, which sets done_ again
+      fn(engine_.now());
+    });
+    return;
+  }
+  for (const auto t : roots_) release(t);
+}
+
+void DagExecutor::release(TransferId t) {
+  const auto& tr = dag_[t];
+  Time at = engine_.now() + tr.local_delay;
+  at = std::max(at, ready_[tr.src]);
+  const bool network = tr.src / layout_.gpus_per_node != tr.dst / layout_.gpus_per_node;
+  if (network && opt_.noise) at += opt_.noise(tr.bytes);
+  if (at == engine_.now()) {
+    post(t);
+  } else {
+    engine_.call_at(at, [this, t] { post(t); });
+  }
+}
+
+void DagExecutor::post(TransferId t) {
+  const auto& tr = dag_[t];
+  const auto gpn = layout_.gpus_per_node;
+  const auto sn = tr.src / gpn, dn = tr.dst / gpn;
+  if (sn != dn) {
+    const auto& src_node = layout_.nodes[sn];
+    const auto& dst_node = layout_.nodes[dn];
+    const auto nics = static_cast<std::uint32_t>(std::min(src_node.size(), dst_node.size()));
+    const auto rail = tr.rail >= 0 ? static_cast<std::uint32_t>(tr.rail) % nics : tr.channel % nics;
+    eng::TransferSpec spec;
+    spec.src = src_node[rail];
+    spec.dst = dst_node[rail];
+    spec.bytes = tr.bytes;
+    spec.qp_slot = tr.channel;
+    spec.sl = layout_.sl;
+    engine_.send(spec, [this, t](Time) { delivered(t); });
+    return;
+  }
+  // NVLink copy: the source GPU's egress serves copies one after the other.
+  const Time now = engine_.now();
+  const Time start = std::max(now, nvlink_free_[tr.src]);
+  const Time wire = Time::from_s(static_cast<double>(tr.bytes) * 8.0 / (opt_.nvlink_gbps * 1e9));
+  nvlink_free_[tr.src] = start + wire;
+  engine_.call_at(start + wire + opt_.nvlink_latency, [this, t] { delivered(t); });
+}
+
+void DagExecutor::delivered(TransferId t) {
+  for (auto i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
+    const auto s = succ_[i];
+    if (--waiting_[s] == 0) release(s);
+  }
+  if (--remaining_ == 0) {
+    running_ = false;
+    auto fn = std::move(done_); // done may start the next execution, which sets done_ again
+    fn(engine_.now());
+  }
+}
+
+} // namespace ibn::scen

@@ -1,0 +1,71 @@
+#pragma once
+// DagExecutor: runs a TransferDag for one job on any eng::Engine.
+//
+// Mapping: rank r lives on node r / gpus_per_node (local GPU r % gpus_per_node). A transfer between ranks
+// of different nodes is an engine send from the source node's HCA of the transfer's rail to the destination
+// node's HCA of the same rail (rail = transfer.rail, or channel mod nics_per_node when -1), on QP slot =
+// channel. A transfer inside a node is an NVLink copy: each GPU has one NVLink egress shared by its copies
+// (first come, first served), a copy takes latency + bytes/bandwidth and does not touch the fabric.
+//
+// Timing: a transfer is posted when its last dependency is delivered, plus its local_delay, plus a draw
+// of the calibrated per-operation noise (if any), but never before its source rank is ready (the rank's
+// compute for this iteration is over). The execution is done when every transfer is delivered.
+#include "models/engine.hpp"
+#include "scenarios/dag.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace ibn::scen {
+
+struct JobLayout {
+  std::vector<std::vector<eng::HcaIndex>> nodes; ///< node -> HCA of each rail
+  std::uint32_t gpus_per_node = 1;
+  std::uint8_t sl = 0;
+  std::uint32_t ranks() const { return static_cast<std::uint32_t>(nodes.size()) * gpus_per_node; }
+};
+
+struct ExecOptions {
+  double nvlink_gbps = 3600;
+  Time nvlink_latency = Time::ns(700);
+  /// Extra delay drawn per network transfer (calibrated noise); empty = none. Called in post order.
+  std::function<Time(std::uint64_t bytes)> noise;
+};
+
+class DagExecutor {
+ public:
+  /// `engine`, `dag` and `layout` must outlive the executor. Throws InputError if the DAG needs more ranks
+  /// than the layout has.
+  DagExecutor(eng::Engine& engine, const TransferDag& dag, const JobLayout& layout, ExecOptions opt);
+
+  /// Starts one execution now; rank r may post from `ready[r]` on (empty = all ready now). `done` runs
+  /// at the last delivery with its time. One execution at a time per executor (std::logic_error otherwise).
+  void start(std::vector<Time> ready, std::function<void(Time end)> done);
+  bool running() const { return running_; }
+  /// Network (inter-node) and NVLink transfers per execution.
+  std::size_t network_transfers() const { return network_transfers_; }
+  std::size_t nvlink_transfers() const { return dag_.size() - network_transfers_; }
+
+ private:
+  void release(TransferId t);
+  void post(TransferId t);
+  void delivered(TransferId t);
+
+  eng::Engine& engine_;
+  const TransferDag& dag_;
+  const JobLayout& layout_;
+  ExecOptions opt_;
+  std::vector<std::uint32_t> succ_begin_; ///< CSR successor lists, built once
+  std::vector<TransferId> succ_;
+  std::vector<std::uint32_t> roots_; ///< transfers without dependencies
+  std::size_t network_transfers_ = 0;
+  // per execution
+  std::vector<std::uint32_t> waiting_; ///< dependencies not yet delivered
+  std::vector<Time> ready_;
+  std::vector<Time> nvlink_free_; ///< per rank: when its NVLink egress is free
+  std::size_t remaining_ = 0;
+  bool running_ = false;
+  std::function<void(Time)> done_;
+};
+
+} // namespace ibn::scen

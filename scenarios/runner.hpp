@@ -1,0 +1,78 @@
+#pragma once
+// Runner: turns a Scenario into one simulation — builds the fabric and its routing, the engine, places the
+// jobs, builds each job's collectives as transfer DAGs and runs iterations (compute gap + per-rank jitter,
+// then the collective) while background traffic and looping jobs load the fabric — and returns the raw
+// samples. analysis/results.hpp turns them into results.json, CSV and tables.
+//
+// Iteration timing: iteration k of a job starts when iteration k-1 finished (the first at t = 0). Every
+// rank computes for compute_gap_us plus its own jitter draw; rank r may start communicating at
+// ready_r = start + gap + jitter_r. A sample is the collective's completion time measured from the
+// earliest ready_r to the last delivery of the collective (with no jitter: from the common start, as
+// nccl-tests measures after its barrier). Warm-up iterations are run and not recorded. A job runs its sizes
+// one after the other, each for warmup + iterations; a looping job cycles through its sizes until every
+// finite job is done, then stops at its next iteration boundary.
+#include "calibration/profile.hpp"
+#include "models/engine.hpp"
+#include "models/packet/config.hpp"
+#include "models/routing/routing.hpp"
+#include "scenarios/scenario.hpp"
+#include "topology/fabric.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ibn::scen {
+
+/// Fabric, routing and device configuration of a scenario.
+struct World {
+  topo::Fabric fabric;
+  std::string fabric_source; ///< file path or "generated: <generator>"
+  std::string routing_name;  ///< the algorithm actually used (auto resolved)
+  std::unique_ptr<routing::RoutingTables> tables;
+  pkt::PacketConfig packet; ///< effective packet-engine configuration (after calibration)
+  std::optional<calib::Profile> profile; ///< the calibration profile, when the scenario names one
+  nlohmann::json calibration = nlohmann::json::object(); ///< the applied profile's summary, if any
+  std::vector<std::string> warnings;
+};
+World build_world(const Scenario& s);
+
+struct CollectiveSamples {
+  std::string job;
+  std::string op, algorithm, protocol;
+  std::string requested_op, requested_algorithm; ///< as the scenario or trace asked (algorithm may be "auto")
+  std::uint64_t size_bytes = 0;
+  std::uint32_t ranks = 0, nodes = 0, channels = 0;
+  bool looping = false;              ///< a background (looping) job
+  std::vector<double> samples_us;    ///< measured iterations, in order
+  std::size_t network_transfers = 0; ///< per iteration
+  std::size_t nvlink_transfers = 0;  ///< per iteration
+  double busbw_factor = 1;           ///< nccl-tests factor for this op and rank count
+};
+
+struct RunOptions {
+  std::string engine;                                    ///< "" = the scenario's
+  std::function<void(const std::string& line)> progress; ///< called now and then with a status line
+};
+
+struct RunResult {
+  nlohmann::json manifest; ///< version, engine, seed, scenario name, effective config
+  std::vector<CollectiveSamples> collectives;
+  eng::EngineReport engine;
+  Time sim_time; ///< when the last event ran
+  double wall_s = 0;
+  nlohmann::json placement = nlohmann::json::array(); ///< per job: nodes, HCAs, leaves spanned
+  nlohmann::json background = nlohmann::json::array();
+  std::vector<std::string> warnings;
+};
+
+/// Runs the scenario. Throws InputError for bad input (placement that does not fit, impossible collective).
+RunResult run_scenario(const Scenario& s, const RunOptions& opt = {});
+/// The same on an already built world (what-if studies build each world once).
+RunResult run_scenario(const Scenario& s, const World& world, const RunOptions& opt = {});
+
+} // namespace ibn::scen

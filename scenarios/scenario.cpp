@@ -1,0 +1,261 @@
+#include "scenarios/scenario.hpp"
+
+#include "sim/error.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ibn::scen {
+
+namespace {
+
+Schema build_schema() {
+  using K = KeyType;
+  using J = nlohmann::json;
+  Schema s;
+  auto add = [&s](std::string path, K type, std::string unit, J def, std::string desc,
+                  std::vector<std::string> choices = {}, double min = -1e300, double max = 1e300) {
+    s.add(KeyDecl{std::move(path), type, std::move(unit), std::move(def), std::move(desc), std::move(choices),
+                  min, max});
+  };
+  add("name", K::String, "", "scenario", "A name for the scenario, written into results.");
+  add("seed", K::Int, "", 1, "Seed of every random stream (placement, jitter, background, noise).", {}, 0,
+      9.2e18);
+  add("engine", K::String, "", "packet", "Engine that runs the workload.", {"packet", "flow"});
+  add("fabric.file", K::String, "path", "",
+      "Fabric JSON or ibnetdiscover output, relative to the scenario file; when set, generator keys are "
+      "ignored.");
+  add("fabric.generator", K::String, "", "fat-tree", "Topology generator (see `ibnetsim list`).",
+      {"fat-tree", "kary-ntree", "dragonfly"});
+  add("fabric.params", K::Object, "",
+      J{{"tiers", 2}, {"radix", 64}, {"hosts", 256}, {"oversubscription", "1:1"}, {"rate", "NDR"}},
+      "Generator parameters, as `ibnetsim topo generate` takes them (fat-tree: tiers, radix, hosts, "
+      "oversubscription, leaf-ports, rails, rate, cable-m; dragonfly: a, p, h, g, arrangement, rate).");
+  add("routing.algorithm", K::String, "", "auto",
+      "Static routing: auto (ftree on generated fat-trees, df-min on dragonflies, updn otherwise) or a "
+      "registered algorithm.",
+      {"auto", "ftree", "minhop", "updn", "df-min", "df-valiant", "df-ugal"});
+  add("routing.adaptive", K::String, "", "off", "Adaptive routing at switches.",
+      {"off", "per-packet", "bounded"});
+  add("cc.algorithm", K::String, "", "none", "Congestion control.", {"none"});
+  add("cc.params", K::Object, "", J::object(), "Congestion-control parameters (profile and overrides).");
+  add("calibration", K::String, "path", "",
+      "Calibration profile JSON from `ibnetsim calibrate fit`; \"\" = none.");
+  add("packet", K::Object, "", J::object(),
+      "Packet-engine device knobs (PacketConfig keys: mtu_bytes, switch_latency_ns, ...; see "
+      "docs/packet-models.md).");
+  add("nvlink.bandwidth_gbps", K::Double, "Gb/s", 3600.0,
+      "Intra-node GPU-to-GPU bandwidth per direction (H100 NVLink 4: 450 GB/s).", {}, 1e-3, 1e6);
+  add("nvlink.latency_us", K::Double, "us", 0.7, "Latency of one intra-node copy.", {}, 0, 1e6);
+  add("run.max_sim_time_ms", K::Double, "ms", 0.0,
+      "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
+  add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
+  add("jobs[].name", K::String, "", "", "Job name (default job<i>).");
+  add("jobs[].nodes", K::Int, "nodes", 2, "Nodes (servers) in the job.", {}, 1, 1e7);
+  add("jobs[].gpus_per_node", K::Int, "GPUs", 8, "GPUs (ranks) per node.", {}, 1, 64);
+  add("jobs[].nics_per_node", K::Int, "HCAs", 8,
+      "HCAs per node (rails). GPU i uses NIC i mod nics. On a single-plane fabric a node is nics_per_node "
+      "consecutive HCAs.",
+      {}, 1, 64);
+  add("jobs[].placement", K::String, "", "linear", "How nodes are chosen among the free ones.",
+      {"linear", "random", "spread", "fragmented", "explicit"});
+  add("jobs[].hosts", K::StringList, "", J::array(), "Explicit placement: node indices or HCA names.");
+  add("jobs[].sl", K::Int, "", 0, "Service level of the job's traffic.", {}, 0, 15);
+  add("jobs[].workload.op", K::String, "", "allreduce", "Collective operation.",
+      {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast", "reduce"});
+  add("jobs[].workload.sizes", K::SizeList, "bytes", J::array({"16M"}),
+      "Collective sizes as nccl-tests counts them; each size is a separate point.", {}, 0, 1.1e13);
+  add("jobs[].workload.algorithm", K::String, "", "auto",
+      "Collective algorithm (auto = NCCL's tuning model).",
+      {"auto", "ring", "tree", "halving-doubling", "hierarchical", "direct"});
+  add("jobs[].workload.protocol", K::String, "", "auto", "NCCL protocol.", {"auto", "simple", "ll128", "ll"});
+  add("jobs[].workload.channels", K::Int, "", 0, "NCCL channels (0 = as NCCL chooses).", {}, 0, 64);
+  add("jobs[].workload.iterations", K::Int, "", 100, "Measured iterations per size.", {}, 1, 1e9);
+  add("jobs[].workload.warmup", K::Int, "", 2, "Unmeasured iterations before them.", {}, 0, 1e6);
+  add("jobs[].workload.compute_gap_us", K::Double, "us", 0.0, "Compute time between iterations.", {}, 0,
+      1e12);
+  add("jobs[].workload.jitter.distribution", K::String, "", "none",
+      "Per-rank extra compute time each iteration (stragglers).",
+      {"none", "normal", "lognormal", "exponential", "uniform"});
+  add("jobs[].workload.jitter.scale_us", K::Double, "us", 0.0,
+      "normal: sigma (negative draws clipped to 0); lognormal: median; exponential: mean; uniform: width.",
+      {}, 0, 1e12);
+  add("jobs[].workload.jitter.lognormal_sigma", K::Double, "", 0.5, "Shape of the lognormal jitter.", {}, 0,
+      10);
+  add("jobs[].workload.trace", K::String, "path", "",
+      "Replay a JSON trace or an NCCL debug log instead of op/sizes (see docs/workloads.md).");
+  add("jobs[].workload.loop", K::Bool, "", false,
+      "Keep iterating until every non-looping job is done (a background job); its samples are reported too.");
+  add("background", K::ObjectArray, "", J::array(),
+      "Synthetic background traffic on nodes left free by the jobs.");
+  add("background[].pattern", K::String, "", "permutation", "Traffic pattern.",
+      {"permutation", "incast", "uniform"});
+  add("background[].load", K::Double, "", 0.5, "Offered load as a fraction of each sender's link rate.", {},
+      1e-6, 1);
+  add("background[].message_bytes", K::Size, "bytes", "1M", "Message size.", {}, 1, 1.1e13);
+  add("background[].nodes", K::Int, "nodes", 0, "Nodes used (0 = all nodes left free).", {}, 0, 1e7);
+  add("background[].nics_per_node", K::Int, "HCAs", 0,
+      "HCAs used per background node (0 = every HCA of the node).", {}, 0, 64);
+  add("background[].placement", K::String, "", "linear", "How nodes are chosen.",
+      {"linear", "random", "spread", "fragmented"});
+  add("background[].start_us", K::Double, "us", 0.0, "Start time.", {}, 0, 1e15);
+  add("background[].stop_us", K::Double, "us", 0.0, "Stop time (0 = when the last non-looping job is done).",
+      {}, 0, 1e15);
+  add("background[].sl", K::Int, "", 0, "Service level.", {}, 0, 15);
+  return s;
+}
+
+} // namespace
+
+const Schema& scenario_schema() {
+  static const Schema schema = build_schema(); // immutable after construction
+  return schema;
+}
+
+nlohmann::json default_scenario_json() {
+  using J = nlohmann::json;
+  J job = {{"name", "train"},
+           {"nodes", 16},
+           {"gpus_per_node", 8},
+           {"nics_per_node", 8},
+           {"placement", "random"},
+           {"workload",
+            {{"op", "allreduce"},
+             {"sizes", J::array({"1M", "4M", "16M"})},
+             {"algorithm", "hierarchical"}, {"channels", 2},
+             {"iterations", 100},
+             {"warmup", 2},
+             {"compute_gap_us", 20.0},
+             {"jitter", {{"distribution", "lognormal"}, {"scale_us", 2.0}}}}}};
+  J bg = {{"name", "neighbour"},
+          {"nodes", 16},
+          {"gpus_per_node", 8},
+          {"nics_per_node", 8},
+          {"placement", "random"},
+          {"workload",
+           {{"op", "allreduce"},
+            {"sizes", J::array({"16M"})},
+            {"algorithm", "hierarchical"}, {"channels", 2},
+            {"loop", true},
+            {"compute_gap_us", 50.0}}}};
+  return {{"name", "default-study"},
+          {"seed", 1},
+          {"fabric",
+           {{"generator", "fat-tree"},
+            {"params",
+             {{"tiers", 2}, {"radix", 64}, {"hosts", 256}, {"oversubscription", "1:1"}, {"rate", "NDR"}}}}},
+          {"jobs", J::array({job, bg})}};
+}
+
+Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, const std::string& base_dir,
+                       const std::vector<std::string>& overrides) {
+  const auto& schema = scenario_schema();
+  nlohmann::json doc = doc_in;
+  for (const auto& o : overrides) schema.set(doc, o);
+  Scenario s;
+  s.file = where;
+  s.base_dir = base_dir;
+  s.effective = schema.complete(doc, where);
+  const auto& e = s.effective;
+  s.name = e.at("name");
+  s.seed = e.at("seed").get<std::uint64_t>();
+  s.engine = e.at("engine");
+  s.fabric_file = e.at("fabric").at("file");
+  s.fabric_generator = e.at("fabric").at("generator");
+  s.fabric_params = e.at("fabric").at("params");
+  s.routing = e.at("routing").at("algorithm");
+  s.adaptive_routing = e.at("routing").at("adaptive");
+  s.cc = e.at("cc").at("algorithm");
+  s.cc_params = e.at("cc").at("params");
+  s.calibration = e.at("calibration");
+  s.packet = e.at("packet");
+  s.nvlink_gbps = e.at("nvlink").at("bandwidth_gbps");
+  s.nvlink_latency_us = e.at("nvlink").at("latency_us");
+  s.max_sim_time_ms = e.at("run").at("max_sim_time_ms");
+  if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");
+  std::size_t i = 0;
+  for (const auto& j : e.at("jobs")) {
+    JobSpec job;
+    job.name = j.at("name");
+    if (job.name.empty()) job.name = "job" + std::to_string(i);
+    job.nodes = j.at("nodes");
+    job.gpus_per_node = j.at("gpus_per_node");
+    job.nics_per_node = j.at("nics_per_node");
+    job.placement = j.at("placement");
+    job.hosts = j.at("hosts").get<std::vector<std::string>>();
+    job.sl = j.at("sl");
+    const auto& w = j.at("workload");
+    job.workload.op = w.at("op");
+    job.workload.sizes_bytes = w.at("sizes").get<std::vector<std::uint64_t>>();
+    job.workload.algorithm = w.at("algorithm");
+    job.workload.protocol = w.at("protocol");
+    job.workload.channels = w.at("channels");
+    job.workload.iterations = w.at("iterations");
+    job.workload.warmup = w.at("warmup");
+    job.workload.compute_gap_us = w.at("compute_gap_us");
+    job.workload.jitter.distribution = w.at("jitter").at("distribution");
+    job.workload.jitter.scale_us = w.at("jitter").at("scale_us");
+    job.workload.jitter.lognormal_sigma = w.at("jitter").at("lognormal_sigma");
+    job.workload.trace = w.at("trace");
+    job.workload.loop = w.at("loop");
+    const auto key = "jobs[" + std::to_string(i) + "]";
+    if (job.placement == "explicit" && job.hosts.size() != job.nodes)
+      throw InputError(where + ": key '" + key + ".hosts': explicit placement needs " +
+                       std::to_string(job.nodes) + " entries (one per node), got " +
+                       std::to_string(job.hosts.size()));
+    if (job.placement != "explicit" && !job.hosts.empty())
+      throw InputError(where + ": key '" + key + ".hosts': only used with \"placement\": \"explicit\"");
+    s.jobs.push_back(std::move(job));
+    ++i;
+  }
+  bool any_finite = false;
+  for (const auto& j : s.jobs) any_finite |= !j.workload.loop;
+  if (!any_finite)
+    throw InputError(where +
+                     ": key 'jobs': every job has \"loop\": true, so the run would never end; make one "
+                     "job finite");
+  for (const auto& b : e.at("background")) {
+    BackgroundSpec bg;
+    bg.pattern = b.at("pattern");
+    bg.load = b.at("load");
+    bg.message_bytes = b.at("message_bytes");
+    bg.nodes = b.at("nodes");
+    bg.nics_per_node = b.at("nics_per_node");
+    bg.placement = b.at("placement");
+    bg.start_us = b.at("start_us");
+    bg.stop_us = b.at("stop_us");
+    bg.sl = b.at("sl");
+    s.background.push_back(bg);
+  }
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open scenario file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto text = ss.str();
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // Byte offset -> line and column.
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                     ": malformed JSON: " + e.what());
+  }
+  const auto dir = std::filesystem::path(path).parent_path().string();
+  return make_scenario(doc, path, dir, overrides);
+}
+
+} // namespace ibn::scen

@@ -1,0 +1,98 @@
+#pragma once
+// Scenario: what a planner describes — fabric, routing and adaptive routing, congestion control, calibration
+// profile, jobs (nodes, GPUs and NICs per node, placement, workload) and background traffic, seed and
+// engine — as a JSON file validated against one declared schema (scenario_schema(); every key with type,
+// unit, default and description, listed in docs/scenarios.md). load_scenario() returns the effective
+// configuration (all defaults filled in) and a typed view of it.
+#include "scenarios/schema.hpp"
+#include "sim/time.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ibn::scen {
+
+/// The declared keys (built once per call; cheap).
+const Schema& scenario_schema();
+
+struct JitterSpec {
+  std::string distribution = "none"; ///< none, normal, lognormal, exponential, uniform
+  double scale_us = 0; ///< normal: sigma; lognormal: median extra delay; exponential: mean; uniform: width
+  double lognormal_sigma = 0.5; ///< shape of the lognormal
+};
+
+struct WorkloadSpec {
+  std::string op = "allreduce";
+  std::vector<std::uint64_t> sizes_bytes;
+  std::string algorithm = "auto";
+  std::string protocol = "auto";
+  std::uint32_t channels = 0;
+  std::uint32_t iterations = 100;
+  std::uint32_t warmup = 2;
+  double compute_gap_us = 0;
+  JitterSpec jitter;
+  std::string trace; ///< replay file (JSON trace or NCCL debug log) instead of op/sizes; "" = none
+  bool loop = false; ///< keep iterating until every non-looping job is done (a background job)
+};
+
+struct JobSpec {
+  std::string name;
+  std::uint32_t nodes = 2;
+  std::uint32_t gpus_per_node = 8;
+  std::uint32_t nics_per_node = 8;
+  std::string placement = "linear";
+  std::vector<std::string> hosts; ///< explicit placement: host names or node indices
+  std::uint32_t sl = 0;
+  WorkloadSpec workload;
+};
+
+struct BackgroundSpec {
+  std::string pattern = "permutation"; ///< permutation, incast, uniform
+  double load = 0.5;                   ///< fraction of each sender's link rate
+  std::uint64_t message_bytes = 1 << 20;
+  std::uint32_t nodes = 0; ///< nodes taken from those left free by the jobs; 0 = all of them
+  std::uint32_t nics_per_node = 0;      ///< 0: every HCA of the node
+  std::string placement = "linear";
+  double start_us = 0;
+  double stop_us = 0; ///< 0: until the last non-looping job finishes
+  std::uint32_t sl = 0;
+};
+
+struct Scenario {
+  std::string file;         ///< where it came from ("built-in" for the default study)
+  std::string base_dir;     ///< relative paths inside the scenario resolve against this folder
+  nlohmann::json effective; ///< the validated document with every default filled in
+  std::string name;
+  std::uint64_t seed = 1;
+  std::string engine = "packet";
+  // fabric
+  std::string fabric_file;
+  std::string fabric_generator = "fat-tree";
+  nlohmann::json fabric_params;
+  // routing, congestion control, calibration, device models
+  std::string routing = "auto";
+  std::string adaptive_routing = "off";
+  std::string cc = "none";
+  nlohmann::json cc_params;
+  std::string calibration;
+  nlohmann::json packet; ///< PacketConfig keys
+  double nvlink_gbps = 3600;
+  double nvlink_latency_us = 0.7;
+  double max_sim_time_ms = 0; ///< 0: no limit
+  std::vector<JobSpec> jobs;
+  std::vector<BackgroundSpec> background;
+};
+
+/// Parses and validates `doc`; `where` names it in errors; overrides are "path=value" applied first.
+Scenario make_scenario(const nlohmann::json& doc, const std::string& where, const std::string& base_dir,
+                       const std::vector<std::string>& overrides = {});
+/// Reads a scenario file (malformed JSON is an InputError with the line and column).
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// The built-in default study's scenario (256-HCA NDR 2-tier fat-tree, a 128-GPU AllReduce job beside a
+/// 128-GPU background job): see default_scenario_json() for the document.
+nlohmann::json default_scenario_json();
+
+} // namespace ibn::scen

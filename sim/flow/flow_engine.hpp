@@ -1,0 +1,121 @@
+#pragma once
+// FlowEngine — eng::Engine on SimGrid 3.32 s4u (DESIGN.md §1, §8; docs/flow-engine.md).
+//
+// A message is a fluid flow: it takes the route latency, then shares the bandwidth of every link on its
+// route max-min fairly with the other flows (SimGrid CM02, cross-traffic off, TCP-gamma off). The platform
+// is built from our Fabric: one SimGrid host per HCA (host id == HcaIndex), one simplex SimGrid link per
+// cable direction (what SPLITDUPLEX does) with
+//   bandwidth = data rate x header efficiency MTU/(MTU+header)   (model-reference.md §1.2)
+//   latency   = propagation + fec_latency (+ switch_latency when the transmitting end is a switch),
+// so a route HCA -> leaf -> ... -> HCA carries one switch latency per switch it crosses. Routes come from
+// OUR RoutingTables through a NetZone of ours (answered on demand, nothing stored per pair), so static
+// ftree/minhop/updn/dragonfly routes equal the packet engine's. With adaptive routing on, each message's
+// route is chosen hop by hop at send time among the AR group's ports by the fewest active flows on the
+// outgoing link (ties: the static port first, then port order).
+//
+// One message is one SimGrid comm started at the post: a latency phase of nic_tx + route latency + nic_rx
+// (+ latency_offset), then bytes / (bw x bw_factor) max-min shared; on_delivered runs at its end. (The NIC
+// latencies are folded into the comm's latency so that a message costs one comm and no extra timer.)
+// Messages of one (src, dst, qp_slot) go one after the other, as an RC QP sends them: the next starts
+// when the previous one is delivered.
+//
+// Process-wide singleton: SimGrid keeps its engine, clock and platform in process globals that cannot be
+// reset, so ONE FlowEngine may be constructed per process, ever. A second construction (even after the
+// first was destroyed) throws std::logic_error. Run further simulations in a child process
+// (run_in_child_process below). The engine runs without actors: sends start host-to-host comms from the
+// maestro, completions arrive through SimGrid's link signal, timers through one SimGrid timer. SimGrid
+// 3.32 scans a list of every host-to-host comm in flight when one finishes (O(n) per message); the engine
+// keeps that list short (see flow_engine.cpp, checked at run time, 3.32 only).
+//
+// Limitations: no credit/PFC back-pressure, queues, CC or packet-level AR (fluid max-min instead); AR
+// chooses per message, not per packet; the calibrated noise model is not applied yet (FlowFactors is the
+// hook); time inside SimGrid is double seconds (converted to integer ps at the boundary, rounded to the
+// nearest ps).
+#include "models/engine.hpp"
+#include "models/routing/routing.hpp"
+#include "sim/time.hpp"
+#include "topology/fabric.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ibn::pkt {
+struct PacketConfig;
+}
+
+namespace ibn::flow {
+
+/// What a calibration profile says about a message of a given size (per-size latency/bandwidth factors).
+struct FlowFactors {
+  Time latency_offset;    ///< added to the route latency (>= 0)
+  double bw_factor = 1.0; ///< multiplies the bandwidth the message may get, in (0, 1]
+};
+/// Message size in bytes -> its factors. Empty: {0, 1}.
+using FactorFn = std::function<FlowFactors(std::uint64_t bytes)>;
+
+struct FlowConfig {
+  std::uint32_t mtu_bytes = 4096;      ///< path MTU (payload per packet): 256..4096
+  std::uint32_t header_bytes = 26;     ///< per-packet overhead on the wire (IB 26, RoCEv2 82)
+  Time switch_latency = Time::ns(200); ///< port-to-port latency, added to every link a switch transmits on
+  Time fec_latency = Time::ns(0);      ///< extra per-hop latency of FEC, added to every link
+  Time nic_tx_latency = Time::ns(300); ///< from a post to the message entering the network
+  Time nic_rx_latency = Time::ns(300); ///< from the last byte's arrival to on_delivered
+  bool adaptive_routing = false;       ///< per-message least-loaded choice in the AR groups
+  FactorFn factors;                    ///< per-size latency offset and bandwidth factor (empty: none)
+
+  /// Payload share of the wire: mtu / (mtu + header).
+  double header_efficiency() const {
+    return static_cast<double>(mtu_bytes) / static_cast<double>(mtu_bytes + header_bytes);
+  }
+  /// Checks ranges; throws InputError naming the key.
+  void validate() const;
+  nlohmann::json to_json() const;
+};
+
+/// The knobs the two engines share, taken from a packet-engine configuration (same MTU, header, switch,
+/// FEC and NIC latencies; AR on unless the packet engine's AR is off).
+FlowConfig flow_config_from(const pkt::PacketConfig& p);
+
+class FlowEngine final : public eng::Engine {
+ public:
+  /// Builds the SimGrid platform. `fabric` and `tables` must outlive the engine. Throws std::logic_error
+  /// when a FlowEngine was already constructed in this process, InputError on a bad config.
+  FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables, FlowConfig config = {});
+  ~FlowEngine() override;
+  FlowEngine(const FlowEngine&) = delete;
+  FlowEngine& operator=(const FlowEngine&) = delete;
+
+  std::string name() const override { return "flow"; }
+  Time now() const override;
+  std::size_t num_hcas() const override;
+  void send(const eng::TransferSpec& spec, eng::DeliveredFn on_delivered) override;
+  void call_at(Time t, std::function<void()> fn) override;
+  void run() override;
+  eng::EngineReport report() const override;
+
+  const FlowConfig& config() const;
+  /// The route SimGrid itself returns for src -> dst (Host::route_to through our NetZone), as LinkIds:
+  /// what a message takes with adaptive routing off. For tests and `topo routes`-style checks.
+  std::vector<topo::LinkId> simgrid_route(routing::HcaIndex src, routing::HcaIndex dst) const;
+  /// The route latency SimGrid reports for src -> dst.
+  Time simgrid_route_latency(routing::HcaIndex src, routing::HcaIndex dst) const;
+  /// Whether a FlowEngine was constructed in this process (then no other may be).
+  static bool constructed_in_this_process();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Runs `fn` in a forked child process and returns the string it returns (e.g. a JSON result). Lets a
+/// process run several flow simulations one after the other (each child gets its own SimGrid). Throws
+/// std::runtime_error with the child's message when `fn` throws or the child dies. Call it from a
+/// single-threaded process.
+std::string run_in_child_process(const std::function<std::string()>& fn);
+
+} // namespace ibn::flow

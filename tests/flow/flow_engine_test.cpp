@@ -1,0 +1,345 @@
+// FlowEngine (sim/flow): closed-form timing, max-min sharing, routes equal to our routing tables, call_at
+// ordering, QP order, the one-engine-per-process rule, determinism, adaptive routing, cross-check against the
+// packet engine on an uncongested ring.
+//
+// SimGrid allows one engine per process, so every simulation runs in a forked child
+// (flow::run_in_child_process) that returns its measurements as JSON; the checks run in this process.
+#include "models/packet/config.hpp"
+#include "models/packet/packet_engine.hpp"
+#include "models/routing/dragonfly.hpp"
+#include "models/routing/routing.hpp"
+#include "sim/error.hpp"
+#include "sim/flow/flow_engine.hpp"
+#include "tests/test_util.hpp"
+#include "topology/generators.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+using namespace ibn;
+using nlohmann::json;
+
+namespace {
+
+topo::Fabric two_tier(int radix, std::optional<std::int64_t> hosts = std::nullopt,
+                      std::vector<topo::Ratio> os = {}) {
+  topo::FatTreeParams p;
+  p.tiers = 2;
+  p.radix = radix;
+  p.hosts = hosts;
+  p.oversubscription = std::move(os);
+  return topo::build_fat_tree(p);
+}
+
+json in_child(const std::function<json()>& fn) {
+  return json::parse(flow::run_in_child_process([&] { return fn().dump(); }));
+}
+
+/// Payload bytes per second of a link under the flow model: rate/8 x MTU/(MTU+26).
+double flow_bw(const topo::Link& l, const flow::FlowConfig& c) {
+  return static_cast<double>(l.rate_bps()) / 8.0 * c.header_efficiency();
+}
+
+} // namespace
+
+TEST_CASE("flow: one transfer takes NIC + route latency + bytes / (rate x header efficiency)") {
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const std::uint64_t bytes = 1'000'000;
+  const json r = in_child([&] {
+    flow::FlowEngine e(f, t);
+    json out;
+    e.send({0, 1, bytes, 0, 0}, [&](Time d) { out["delivered_ps"] = d.count_ps(); });
+    e.run();
+    out["route_latency_ps"] = e.simgrid_route_latency(0, 1).count_ps();
+    out["now_ps"] = e.now().count_ps();
+    return out;
+  });
+  // HCA 0 and HCA 1 share a leaf: route = HCA0->leaf (prop) + leaf->HCA1 (prop + switch latency).
+  // t = nic_tx + prop1 + (prop2 + switch) + nic_rx + bytes / (rate/8 * 4096/4122)
+  const flow::FlowConfig c;
+  const auto route = t.route(0, 1);
+  REQUIRE(route.size() == 2);
+  const Time lat = f.link(route[0]).latency + f.link(route[1]).latency + c.switch_latency;
+  const double ser_s = static_cast<double>(bytes) / flow_bw(f.link(route[0]), c);
+  const Time expect = c.nic_tx_latency + lat + c.nic_rx_latency + Time::from_s(ser_s);
+  CHECK(r["route_latency_ps"].get<std::int64_t>() == lat.count_ps());
+  CHECK(std::llabs(r["delivered_ps"].get<std::int64_t>() - expect.count_ps()) <= 1);
+  CHECK(r["now_ps"].get<std::int64_t>() == r["delivered_ps"].get<std::int64_t>());
+}
+
+TEST_CASE("flow: two flows into one HCA share its link max-min (half each), disjoint flows do not") {
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const std::uint64_t bytes = 4'000'000;
+  const json r = in_child([&] {
+    flow::FlowEngine e(f, t);
+    json out = json::array();
+    // 0 -> 2 and 1 -> 2 share leaf->HCA2; 0 and 1 have their own uplinks.
+    e.send({0, 2, bytes, 0, 0}, [&](Time d) { out.push_back(d.count_ps()); });
+    e.send({1, 2, bytes, 0, 0}, [&](Time d) { out.push_back(d.count_ps()); });
+    e.run();
+    return out;
+  });
+  const flow::FlowConfig c;
+  const double bw = flow_bw(f.link(t.route(0, 2)[0]), c);
+  const Time lat = c.nic_tx_latency + c.nic_rx_latency + f.link(t.route(0, 2)[0]).latency +
+                   f.link(t.route(0, 2)[1]).latency + c.switch_latency;
+  // Both finish together at lat + 2 * bytes / bw (each gets bw/2 on the shared link).
+  const Time shared = lat + Time::from_s(2.0 * static_cast<double>(bytes) / bw);
+  REQUIRE(r.size() == 2);
+  CHECK(std::llabs(r[0].get<std::int64_t>() - shared.count_ps()) <= 2);
+  CHECK(std::llabs(r[1].get<std::int64_t>() - shared.count_ps()) <= 2);
+
+  const json d = in_child([&] {
+    flow::FlowEngine e(f, t);
+    json out = json::array();
+    e.send({0, 2, bytes, 0, 0}, [&](Time x) { out.push_back(x.count_ps()); });
+    e.send({1, 3, bytes, 0, 0}, [&](Time x) { out.push_back(x.count_ps()); });
+    e.run();
+    return out;
+  });
+  const Time alone = lat + Time::from_s(static_cast<double>(bytes) / bw);
+  CHECK(std::llabs(d[0].get<std::int64_t>() - alone.count_ps()) <= 2);
+  CHECK(std::llabs(d[1].get<std::int64_t>() - alone.count_ps()) <= 2);
+}
+
+TEST_CASE("flow: SimGrid's routes through our NetZone equal RoutingTables::route (ftree 3-tier, df-min)") {
+  auto check_all_pairs = [](const topo::Fabric& f, const routing::RoutingTables& t) {
+    const json r = in_child([&] {
+      flow::FlowEngine e(f, t);
+      json mism = json::array();
+      std::size_t pairs = 0;
+      for (routing::HcaIndex s = 0; s < t.num_hcas(); ++s)
+        for (routing::HcaIndex d = 0; d < t.num_hcas(); ++d) {
+          if (s == d) continue;
+          ++pairs;
+          if (e.simgrid_route(s, d) != t.route(s, d) && mism.size() < 5) mism.push_back({s, d});
+        }
+      return json{{"pairs", pairs}, {"mismatches", mism}};
+    });
+    CHECK(r["pairs"].get<std::size_t>() == t.num_hcas() * (t.num_hcas() - 1));
+    CHECK(r["mismatches"].empty());
+  };
+  SUBCASE("3-tier fat-tree, ftree D-mod-k") {
+    topo::FatTreeParams p;
+    p.tiers = 3;
+    p.radix = 8;
+    const topo::Fabric f = topo::build_fat_tree(p);
+    check_all_pairs(f, routing::route_ftree(f));
+  }
+  SUBCASE("dragonfly, minimal routing") {
+    topo::DragonflyParams p;
+    p.a = 4;
+    p.p = 2;
+    p.h = 2;
+    const topo::Fabric f = topo::build_dragonfly(topo::complete_dragonfly(p));
+    const auto reg = routing::builtin_routing();
+    check_all_pairs(f, reg.get("df-min").factory(f, {}));
+  }
+}
+
+TEST_CASE("flow: call_at runs at its time, same-time callbacks in posting order") {
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const json r = in_child([&] {
+    flow::FlowEngine e(f, t);
+    json out = json::array();
+    auto note = [&](int id) { return [&, id] { out.push_back({id, e.now().count_ps()}); }; };
+    e.call_at(Time::ns(500), note(3));
+    e.call_at(Time::ns(100), note(1));
+    e.call_at(Time::ns(500), note(4));
+    e.call_at(Time::ns(100), [&] {
+      out.push_back({2, e.now().count_ps()});
+      e.call_at(e.now(), note(5)); // posted later, same time: runs after every earlier-posted one at 100 ns
+      e.call_at(Time::ps(777'777), note(6));
+    });
+    e.run();
+    // run() again after posting more work from outside
+    e.call_at(e.now() + Time::ns(1), note(7));
+    e.run();
+    return out;
+  });
+  const json expect = json::array(
+      {{1, 100'000}, {2, 100'000}, {5, 100'000}, {3, 500'000}, {4, 500'000}, {6, 777'777}, {7, 778'777}});
+  CHECK(r == expect);
+}
+
+TEST_CASE("flow: messages of one QP are delivered in posting order; another QP overtakes") {
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const json r = in_child([&] {
+    flow::FlowEngine e(f, t);
+    json out = json::array();
+    e.send({0, 1, 8'000'000, 0, 0}, [&](Time) { out.push_back("big"); });
+    e.send({0, 1, 1'000, 0, 0}, [&](Time) { out.push_back("small-same-qp"); });
+    e.send({0, 1, 1'000, 1, 0}, [&](Time) { out.push_back("small-qp1"); });
+    e.run();
+    return out;
+  });
+  CHECK(r == json::array({"small-qp1", "big", "small-same-qp"}));
+}
+
+TEST_CASE("flow: bad sends are InputErrors; a second engine in one process is an error, not UB") {
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const json r = in_child([&] {
+    json out;
+    out["before"] = flow::FlowEngine::constructed_in_this_process();
+    {
+      flow::FlowEngine e(f, t);
+      out["self"] = test::error_of([&] { e.send({3, 3, 10, 0, 0}, {}); });
+      out["range"] = test::error_of([&] { e.send({0, 999, 10, 0, 0}, {}); });
+      try {
+        flow::FlowEngine second(f, t);
+        out["second"] = "constructed";
+      } catch (const std::logic_error& ex) {
+        out["second"] = ex.what();
+      }
+    }
+    try { // also after the first was destroyed: SimGrid's globals cannot be reset
+      flow::FlowEngine third(f, t);
+      out["third"] = "constructed";
+    } catch (const std::logic_error& ex) {
+      out["third"] = ex.what();
+    }
+    return out;
+  });
+  CHECK(r["before"] == false);
+  CHECK(r["self"].get<std::string>().find("to itself") != std::string::npos);
+  CHECK(r["range"].get<std::string>().find("only") != std::string::npos);
+  CHECK(r["second"].get<std::string>().find("singleton") != std::string::npos);
+  CHECK(r["third"].get<std::string>().find("singleton") != std::string::npos);
+  CHECK_THROWS_WITH_AS(flow::run_in_child_process([]() -> std::string { throw InputError("boom"); }), "boom",
+                       std::runtime_error);
+}
+
+namespace {
+/// A random permutation with random sizes and start times on an oversubscribed tree, AR on or off.
+json random_run(const topo::Fabric& f, const routing::RoutingTables& t, bool ar, std::uint64_t seed) {
+  return in_child([&] {
+    flow::FlowConfig c;
+    c.adaptive_routing = ar;
+    flow::FlowEngine e(f, t, c);
+    std::mt19937_64 rng(seed);
+    const auto n = static_cast<std::uint32_t>(t.num_hcas());
+    std::vector<std::uint32_t> perm(n);
+    for (std::uint32_t i = 0; i < n; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    json times = json::array();
+    std::vector<std::int64_t> done(n, -1);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (perm[i] == i) continue;
+      const std::uint64_t bytes = 100'000 + rng() % 900'000;
+      const Time at = Time::ns(static_cast<std::int64_t>(rng() % 2000));
+      e.call_at(at, [&e, &done, i, dst = perm[i], bytes] {
+        e.send({i, dst, bytes, 0, 0}, [&done, i](Time d) { done[i] = d.count_ps(); });
+      });
+    }
+    e.run();
+    const auto rep = e.report();
+    std::uint64_t up_bytes = 0;
+    for (const auto& l : rep.links)
+      if (l.from_tier == 1 && l.to_tier == 2) up_bytes += l.bytes;
+    return json{{"done", done}, {"transfers", rep.transfers}, {"leaf_up_bytes", up_bytes}};
+  });
+}
+} // namespace
+
+TEST_CASE("flow: a run is deterministic; the report conserves bytes") {
+  const topo::Fabric f = two_tier(8, std::nullopt, {{3, 1}});
+  const routing::RoutingTables t = routing::route_ftree(f);
+  for (const bool ar : {false, true}) {
+    CAPTURE(ar);
+    const json a = random_run(f, t, ar, 42);
+    const json b = random_run(f, t, ar, 42);
+    CHECK(a == b);
+    const json c = random_run(f, t, ar, 43);
+    CHECK(a["done"] != c["done"]);
+    for (const auto& d : a["done"]) CHECK(d.get<std::int64_t>() != 0);
+  }
+}
+
+TEST_CASE("flow: adaptive routing moves a second flow off a static collision") {
+  // Find two flows from one leaf whose static (D-mod-k) routes leave on the same uplink.
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  routing::HcaIndex s1 = 0, d1 = 0, s2 = 0, d2 = 0;
+  bool found = false;
+  for (routing::HcaIndex a = 0; a < t.num_hcas() && !found; ++a)
+    for (routing::HcaIndex b = 0; b < t.num_hcas() && !found; ++b)
+      for (routing::HcaIndex c = 0; c < t.num_hcas() && !found; ++c)
+        for (routing::HcaIndex d = 0; d < t.num_hcas() && !found; ++d) {
+          if (a == b || c == d || a == c || b == d) continue;
+          const auto ra = t.route(a, b), rc = t.route(c, d);
+          if (ra.size() == 4 && rc.size() == 4 && ra[1] == rc[1])
+            s1 = a, d1 = b, s2 = c, d2 = d, found = true;
+        }
+  REQUIRE(found);
+  const std::uint64_t bytes = 4'000'000;
+  auto run = [&](bool ar) {
+    return in_child([&] {
+      flow::FlowConfig c;
+      c.adaptive_routing = ar;
+      flow::FlowEngine e(f, t, c);
+      json out = json::array({0, 0});
+      e.send({s1, d1, bytes, 0, 0}, [&](Time x) { out[0] = x.count_ps(); });
+      e.send({s2, d2, bytes, 0, 0}, [&](Time x) { out[1] = x.count_ps(); });
+      e.run();
+      return out;
+    });
+  };
+  const json st = run(false), ar = run(true);
+  const double ser_ps = static_cast<double>(bytes) / flow_bw(f.link(0), flow::FlowConfig{}) * 1e12;
+  // Static: the shared uplink halves both (each takes ~2x the serialization); AR: each ~1x.
+  CHECK(st[0].get<double>() > 1.9 * ser_ps);
+  CHECK(st[1].get<double>() > 1.9 * ser_ps);
+  CHECK(ar[0].get<double>() < 1.1 * ser_ps);
+  CHECK(ar[1].get<double>() < 1.1 * ser_ps);
+}
+
+namespace {
+/// Ring AllReduce on an eng::Engine: 2(n-1) steps of size/n, rank r on HCA r; returns the completion time.
+struct RingOnEngine {
+  eng::Engine* e;
+  std::uint32_t n, steps;
+  std::uint64_t chunk;
+  Time last;
+  void post(std::uint32_t r, std::uint32_t k) {
+    e->send({r, (r + 1) % n, chunk, 0, 0}, [this, r, k](Time t) {
+      last = t;
+      if (k + 1 < steps) post((r + 1) % n, k + 1);
+    });
+  }
+  Time run() {
+    for (std::uint32_t r = 0; r < n; ++r) post(r, 0);
+    e->run();
+    return last;
+  }
+};
+} // namespace
+
+TEST_CASE("flow vs packet: uncongested ring AllReduce of 16 MiB on a non-blocking tree agrees within 3 %") {
+  const topo::Fabric f = two_tier(8, 8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const std::uint32_t n = 8;
+  const std::uint64_t size = 16ull << 20;
+  pkt::PacketConfig pc;
+  pkt::PacketEngine pe(f, t, pc, 1);
+  RingOnEngine pr{&pe, n, 2 * (n - 1), size / n, {}};
+  const Time packet = pr.run();
+  const json r = in_child([&] {
+    flow::FlowEngine fe(f, t, flow::flow_config_from(pc));
+    RingOnEngine fr{&fe, n, 2 * (n - 1), size / n, {}};
+    return json{{"ps", fr.run().count_ps()}};
+  });
+  const double flow_ps = r["ps"].get<double>();
+  const double packet_ps = static_cast<double>(packet.count_ps());
+  MESSAGE("ring 8 ranks 16 MiB: packet " << packet_ps * 1e-6 << " us, flow " << flow_ps * 1e-6 << " us");
+  CHECK(std::abs(flow_ps - packet_ps) / packet_ps < 0.03);
+}

@@ -1,0 +1,139 @@
+// The runner end to end on the packet engine: closed-form ring AllReduce, determinism, placement and
+// workload errors.
+#include "analysis/results.hpp"
+#include "scenarios/runner.hpp"
+#include "tests/test_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+using namespace ibn;
+using namespace ibn::scen;
+using J = nlohmann::json;
+
+namespace {
+
+J small_tree(int hosts, const std::string& ratio = "1:1") {
+  return {{"generator", "fat-tree"},
+          {"params", {{"tiers", 2}, {"radix", 8}, {"hosts", hosts}, {"oversubscription", ratio}, {"rate", "NDR"}}}};
+}
+
+J one_job(int nodes, const std::string& size, int iterations, const std::string& algorithm = "ring") {
+  return {{"name", "j"},
+          {"nodes", nodes},
+          {"gpus_per_node", 1},
+          {"nics_per_node", 1},
+          {"workload",
+           {{"sizes", size}, {"algorithm", algorithm}, {"protocol", "simple"}, {"channels", 1},
+            {"iterations", iterations}, {"warmup", 0}}}};
+}
+
+} // namespace
+
+TEST_CASE("runner: ring AllReduce on a non-blocking tree matches the closed form within 2 %") {
+  // Closed form (model-reference.md §5.1): T = 2(n-1)/n * S / B + 2(n-1) * alpha, with B the link's payload
+  // rate, rate x MTU / (MTU + 26 B of IB headers), and alpha the one-step latency
+  // nic_tx + nic_rx + switch latency + cable propagation + one packet's serialization (cut-through).
+  const int n = 8;
+  const std::uint64_t S = 32u << 20;
+  const auto s = make_scenario(J{{"fabric", small_tree(16)}, {"jobs", J::array({one_job(n, "32M", 2)})}}, "t", "");
+  const auto w = build_world(s);
+  const auto r = run_scenario(s, w);
+  REQUIRE(r.collectives.size() == 1);
+  REQUIRE(r.collectives[0].samples_us.size() == 2);
+  const double rate = 400e9; // NDR 4x data rate
+  const double B = rate * 4096.0 / (4096.0 + 26.0);
+  const auto& cfg = w.packet;
+  const double alpha_us = cfg.nic_tx_latency.to_us() + cfg.nic_rx_latency.to_us() + cfg.switch_latency.to_us() +
+                          2 * 3 * 4.76e-3 /* two 3 m host cables, DAC 4.76 ns/m */ + 4122 * 8 / rate * 1e6;
+  const double T = 2.0 * (n - 1) / n * static_cast<double>(S) * 8 / B * 1e6 + 2 * (n - 1) * alpha_us;
+  for (const double t : r.collectives[0].samples_us) {
+    INFO("simulated " << t << " us, closed form " << T << " us");
+    CHECK(std::abs(t - T) / T < 0.02);
+    CHECK(t >= 2.0 * (n - 1) / n * static_cast<double>(S) * 8 / B * 1e6); // never faster than the wire allows
+  }
+  // busbw plateau: close to the payload rate B.
+  const auto j = analysis::results_json(r);
+  const double busbw = j.at("collectives").at(0).at("busbw_gbps").at("p50");
+  CHECK(busbw <= B / 1e9 * 1.0001);
+  CHECK(busbw > B / 1e9 * 0.97);
+}
+
+TEST_CASE("runner: the same scenario and seed give identical results") {
+  J doc = {{"seed", 5},
+           {"fabric", small_tree(16, "3:1")},
+           {"jobs", J::array({one_job(6, "1M", 5), one_job(6, "1M", 3)})}};
+  doc["jobs"][0]["placement"] = "random";
+  doc["jobs"][1]["placement"] = "random";
+  doc["jobs"][1]["name"] = "bg";
+  doc["jobs"][1]["workload"]["loop"] = true;
+  doc["jobs"][0]["workload"]["jitter"] = {{"distribution", "lognormal"}, {"scale_us", 3.0}};
+  const auto s = make_scenario(doc, "t", "");
+  auto a = analysis::results_json(run_scenario(s));
+  auto b = analysis::results_json(run_scenario(s));
+  for (auto* x : {&a, &b}) (*x)["engine"].erase("wall_s"), (*x)["engine"].erase("events_per_s");
+  CHECK(a.dump() == b.dump());
+  CHECK(a.at("collectives").at(0).at("samples_us").size() == 5);
+  CHECK(a.at("collectives").at(1).at("background") == true);
+  CHECK(a.at("collectives").at(1).at("samples_us").size() >= 1); // the looping job ran beside it
+  // A different seed moves the random placement and the jitter.
+  const auto s2 = make_scenario(doc, "t", "", {"seed=6"});
+  auto c = analysis::results_json(run_scenario(s2));
+  CHECK(c.at("collectives").at(0).at("samples_us") != a.at("collectives").at(0).at("samples_us"));
+}
+
+TEST_CASE("runner: jobs that do not fit and impossible collectives are input errors") {
+  using ibn::test::error_of;
+  const auto s = make_scenario(J{{"fabric", small_tree(16)}, {"jobs", J::array({one_job(20, "1M", 1)})}}, "t", "");
+  CHECK(error_of([&] { run_scenario(s); }).find("20") != std::string::npos);
+  const auto hd = make_scenario(J{{"fabric", small_tree(16)}, {"jobs", J::array({one_job(6, "1M", 1, "halving-doubling")})}},
+                                "t", "");
+  CHECK(error_of([&] { run_scenario(hd); }).find("power-of-two") != std::string::npos);
+}
+
+TEST_CASE("runner: background traffic runs on the free nodes and stops with the last job") {
+  J doc = {{"fabric", small_tree(16)},
+           {"jobs", J::array({one_job(4, "1M", 4)})},
+           {"background", J::array({{{"pattern", "permutation"}, {"load", 0.3}, {"message_bytes", "64K"}}})}};
+  const auto r = run_scenario(make_scenario(doc, "t", ""));
+  REQUIRE(r.background.size() == 1);
+  const auto& st = r.background[0].at("stats");
+  CHECK(r.background[0].at("hcas") == 12); // the 16 - 4 HCAs the job left free
+  CHECK(st.at("messages_posted").get<int>() > 0);
+  CHECK(st.at("messages_delivered") == st.at("messages_posted")); // lossless, all delivered after stop
+  // Interference is measurable: the same job alone is never slower.
+  J alone = doc;
+  alone.erase("background");
+  const auto a = run_scenario(make_scenario(alone, "t", ""));
+  CHECK(a.collectives[0].samples_us.back() <= r.collectives[0].samples_us.back() + 1e-9);
+}
+
+TEST_CASE("runner: a JSON trace is replayed call by call") {
+  const auto dir = std::filesystem::temp_directory_path() / "ibnetsim-runner-trace";
+  std::filesystem::create_directories(dir);
+  std::ofstream((dir / "trace.json").string()) << R"({"format": "ibnetsim-trace", "version": 1, "jobs": [
+    {"name": "j", "calls": [
+      {"op": "allreduce", "size_bytes": "256K", "at_us": 0},
+      {"op": "allgather", "size_bytes": "64K", "after": "previous", "gap_us": 5},
+      {"op": "allreduce", "size_bytes": "256K", "at_us": 100}]}]})";
+  J job = one_job(4, "1M", 3);
+  job["workload"]["trace"] = "trace.json";
+  job["workload"]["warmup"] = 1;
+  const auto s = make_scenario(J{{"fabric", small_tree(16)}, {"jobs", J::array({job})}}, (dir / "s.json").string(),
+                               dir.string());
+  const auto r = run_scenario(s);
+  REQUIRE(r.collectives.size() == 2); // one entry per distinct (op, size)
+  CHECK(r.collectives[0].op == "allreduce");
+  CHECK(r.collectives[0].samples_us.size() == 6); // two calls per pass, three measured passes
+  CHECK(r.collectives[1].op == "allgather");
+  CHECK(r.collectives[1].samples_us.size() == 3);
+  // The timed third call starts 100 us into its pass: four passes take at least 4 x 100 us.
+  CHECK(r.sim_time.to_us() >= 400.0);
+  job["workload"]["trace"] = "missing.json";
+  CHECK(ibn::test::error_of([&] {
+          run_scenario(make_scenario(J{{"fabric", small_tree(16)}, {"jobs", J::array({job})}}, "s.json", dir.string()));
+        }).find("missing.json") != std::string::npos);
+}
