@@ -24,6 +24,7 @@ namespace ibn::analysis {
 struct WhatifOptions {
   std::vector<topo::Ratio> ratios;                 ///< empty: the scenario's own fabric only
   std::vector<std::string> routings{"off", "per-packet"};
+  std::vector<std::string> ccs;                    ///< congestion control per point; empty: the scenario's
   std::string engine;                              ///< "" = the scenario's
   unsigned threads = 1;
   std::string out_dir = "whatif-out";
@@ -36,6 +37,7 @@ struct WhatifPoint {
   std::string id;              ///< e.g. "2to1-adaptive"
   std::string oversubscription;///< "2:1" (or "file" for a fabric file)
   std::string routing;         ///< "static" or "adaptive" (and the AR mode)
+  std::string cc;              ///< congestion control of the point
   std::vector<std::string> overrides;
 };
 

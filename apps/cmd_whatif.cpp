@@ -20,6 +20,7 @@ struct WhatifOpts {
   std::string scenario;
   std::string ratios = "1:1,2:1,4:1";
   std::string routing = "off,per-packet";
+  std::string cc;
   std::string engine;
   std::vector<std::string> sets;
   unsigned jobs = 0;
@@ -56,6 +57,7 @@ void add_whatif_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--routing", o->routing, "adaptive-routing modes to compare: off, per-packet, bounded")
       ->capture_default_str();
+  cmd->add_option("--cc", o->cc, "congestion-control settings to compare: none, dcqcn, ibcc (default: the scenario's)");
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's)")
       ->check(CLI::IsMember({"packet", "flow"}));
   cmd->add_option("--set", o->sets, "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
@@ -74,6 +76,10 @@ void add_whatif_command(CLI::App& app) {
     for (const auto& m : wo.routings)
       if (m != "off" && m != "per-packet" && m != "bounded")
         throw InputError("--routing: unknown mode '" + m + "' (expected off, per-packet or bounded)");
+    wo.ccs = split(o->cc);
+    for (const auto& c : wo.ccs)
+      if (c != "none" && c != "dcqcn" && c != "ibcc")
+        throw InputError("--cc: unknown congestion control '" + c + "' (expected none, dcqcn or ibcc)");
     wo.engine = o->engine;
     wo.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
     if ((o->engine.empty() ? s.engine : o->engine) == "flow") wo.threads = 1; // SimGrid: one engine per process

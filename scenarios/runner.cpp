@@ -152,6 +152,11 @@ World build_world(const Scenario& s) {
                      {"inputs", w.profile->inputs.size()}};
   }
   w.packet.apply_json(s.packet, s.file + ": packet");
+  if (s.cc != "none") {
+    nlohmann::json cc = {{"cc", s.cc}};
+    if (!s.cc_params.empty()) cc[s.cc] = s.cc_params;
+    w.packet.apply_json(cc, s.file + ": cc");
+  }
   w.packet.ar_mode = pkt::parse_ar_mode(s.adaptive_routing, s.file + ": key 'routing.adaptive'");
   w.packet.validate();
   return w;

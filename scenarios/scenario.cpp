@@ -38,8 +38,13 @@ Schema build_schema() {
       {"auto", "ftree", "minhop", "updn", "df-min", "df-valiant", "df-ugal"});
   add("routing.adaptive", K::String, "", "off", "Adaptive routing at switches.",
       {"off", "per-packet", "bounded"});
-  add("cc.algorithm", K::String, "", "none", "Congestion control.", {"none"});
-  add("cc.params", K::Object, "", J::object(), "Congestion-control parameters (profile and overrides).");
+  add("cc.algorithm", K::String, "", "none",
+      "Congestion control in the packet engine: none, dcqcn (ECN marking, CNPs, rate cuts) or ibcc (FECN, BECN, "
+      "CCT delays); see docs/congestion-control.md.",
+      {"none", "dcqcn", "ibcc"});
+  add("cc.params", K::Object, "", J::object(),
+      "Parameters of the chosen algorithm (the packet engine's \"dcqcn\" or \"ibcc\" keys, e.g. "
+      "{\"profile\": \"nvidia-default\"}).");
   add("calibration", K::String, "path", "",
       "Calibration profile JSON from `ibnetsim calibrate fit`; \"\" = none.");
   add("packet", K::Object, "", J::object(),
@@ -119,7 +124,7 @@ nlohmann::json default_scenario_json() {
            {"nodes", 16},
            {"gpus_per_node", 8},
            {"nics_per_node", 8},
-           {"placement", "random"},
+           {"placement", "spread"},
            {"workload",
             {{"op", "allreduce"},
              {"sizes", J::array({"1M", "4M", "16M"})},
@@ -129,16 +134,16 @@ nlohmann::json default_scenario_json() {
              {"compute_gap_us", 20.0},
              {"jitter", {{"distribution", "lognormal"}, {"scale_us", 2.0}}}}}};
   J bg = {{"name", "neighbour"},
-          {"nodes", 16},
+          {"nodes", 8},
           {"gpus_per_node", 8},
           {"nics_per_node", 8},
           {"placement", "random"},
           {"workload",
            {{"op", "allreduce"},
-            {"sizes", J::array({"16M"})},
+            {"sizes", J::array({"8M"})},
             {"algorithm", "hierarchical"}, {"channels", 2},
             {"loop", true},
-            {"compute_gap_us", 50.0}}}};
+            {"compute_gap_us", 20.0}}}};
   return {{"name", "default-study"},
           {"seed", 1},
           {"fabric",

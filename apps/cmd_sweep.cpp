@@ -1,0 +1,191 @@
+// `ibnetsim sweep SCENARIO.json --vary key=v1,v2 [--vary ...] [--seeds N] [--jobs J] -o OUT_DIR`: the Cartesian
+// product of the varied keys (x seeds), each point a full run in OUT_DIR/points/<id>/results.json, and one
+// summary (OUT_DIR/summary.csv and summary.json: a row per point and measured collective).
+//
+// Under `mpirun -np N ibnetsim sweep ...` (OpenMPI) rank r runs the points i with i mod N == r (ranks are read
+// from OpenMPI's OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE); each rank marks its end in OUT_DIR/ranks/, and
+// rank 0 waits for every rank's mark, then writes the summary. Interrupted sweeps resume (points already
+// written with the same configuration are reused); every file is written atomically.
+#include "analysis/points.hpp"
+#include "analysis/results.hpp"
+#include "apps/commands.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/atomic_file.hpp"
+#include "sim/error.hpp"
+#include "sim/units.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+namespace ibn::app {
+namespace {
+
+struct SweepOpts {
+  std::string scenario;
+  std::vector<std::string> vary;
+  unsigned seeds = 1;
+  unsigned jobs = 0;
+  std::string out = "sweep-out";
+  bool quiet = false;
+  double wait_s = 86400;
+};
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+std::string sanitize(const std::string& s) {
+  std::string o;
+  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
+  return o;
+}
+
+} // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<SweepOpts>();
+  auto* cmd = app.add_subcommand(
+      "sweep", "Cartesian sweep of scenario keys (x seeds), in parallel and under mpirun.\n"
+               "Example: ibnetsim sweep s.json --vary jobs[0].workload.sizes=1M,4M --vary routing.adaptive=off,per-packet "
+               "--seeds 3 -o sweep-out");
+  cmd->add_option("SCENARIO", o->scenario, "scenario JSON")->required();
+  cmd->add_option("--vary", o->vary, "KEY=V1,V2,... (repeatable; values split at commas)")->required();
+  cmd->add_option("--seeds", o->seeds, "seeds 1..N per point")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("-j,--jobs", o->jobs, "points run in parallel on this machine (default: cores)");
+  cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
+  cmd->add_option("--wait-s", o->wait_s, "rank 0: how long to wait for the other MPI ranks")->capture_default_str();
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
+  cmd->callback([o] {
+    const auto base = scen::load_scenario(o->scenario);
+    // Dimensions: key and its values.
+    std::vector<std::pair<std::string, std::vector<std::string>>> dims;
+    for (const auto& v : o->vary) {
+      const auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        throw InputError("--vary " + v + ": expected KEY=V1,V2,...");
+      std::vector<std::string> vals;
+      std::stringstream ss(v.substr(eq + 1));
+      for (std::string x; std::getline(ss, x, ',');)
+        if (!x.empty()) vals.push_back(x);
+      dims.emplace_back(v.substr(0, eq), vals);
+    }
+    std::vector<analysis::StudyPoint> points{{"", {}}};
+    for (const auto& [key, vals] : dims) {
+      std::vector<analysis::StudyPoint> next;
+      for (const auto& p : points)
+        for (const auto& val : vals) {
+          auto q = p;
+          q.id += (q.id.empty() ? "" : "-") + sanitize(key) + "=" + sanitize(val);
+          q.overrides.push_back(key + "=" + val);
+          next.push_back(q);
+        }
+      points = next;
+    }
+    {
+      std::vector<analysis::StudyPoint> next;
+      for (const auto& p : points)
+        for (unsigned s = 1; s <= o->seeds; ++s) {
+          auto q = p;
+          q.id += "-seed=" + std::to_string(s);
+          q.overrides.push_back("seed=" + std::to_string(s));
+          next.push_back(q);
+        }
+      points = next;
+    }
+    // Validate every point before running any (a bad value fails fast, naming the override).
+    for (const auto& p : points) scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
+    const int rank = env_int("OMPI_COMM_WORLD_RANK", 0), ranks = std::max(1, env_int("OMPI_COMM_WORLD_SIZE", 1));
+    analysis::PointsOptions po;
+    po.out_dir = o->out;
+    po.rank = rank;
+    po.ranks = ranks;
+    po.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(ranks));
+    if (base.engine == "flow") po.threads = 1;
+    if (!o->quiet)
+      po.progress = [rank](const std::string& line) { std::cerr << "  [rank " << rank << "] " << line << "\n"; };
+    std::cerr << "ibnetsim sweep: " << points.size() << " points, rank " << rank << " of " << ranks << "\n";
+    const auto marks = o->out + "/ranks";
+    // Marks carry the MPI job's id, so rank 0 never mistakes a mark left by an earlier (interrupted) sweep.
+    const char* job_env = std::getenv("PMIX_NAMESPACE");
+    const std::string token = std::string(job_env ? job_env : "local") + "\n";
+    auto mark_is = [&](int r, const char* what) {
+      const auto path = marks + "/" + std::to_string(r) + what;
+      if (!std::filesystem::exists(path)) return false;
+      try {
+        return read_file(path) == token;
+      } catch (const InputError&) {
+        return false;
+      }
+    };
+    try {
+      analysis::run_points(base, points, po);
+    } catch (...) {
+      write_file_atomic(marks + "/" + std::to_string(rank) + ".failed", token);
+      throw;
+    }
+    write_file_atomic(marks + "/" + std::to_string(rank) + ".done", token);
+    if (rank != 0) return;
+    // Rank 0: wait for every other rank, then summarise.
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 1; r < ranks; ++r) {
+      for (;;) {
+        if (mark_is(r, ".done")) break;
+        if (mark_is(r, ".failed"))
+          throw InputError("sweep: rank " + std::to_string(r) + " failed (see its error output)");
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > o->wait_s)
+          throw InputError("sweep: rank " + std::to_string(r) + " did not finish within --wait-s");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    }
+    const auto results = analysis::collect_points(points, o->out);
+    nlohmann::json rows = nlohmann::json::array();
+    std::ostringstream csv;
+    csv << "point";
+    for (const auto& d : dims) csv << "," << d.first;
+    csv << ",seed,job,op,size_bytes,ranks,iterations,p50_us,p99_us,p999_us,max_us,mean_us,busbw_p50_gbps\n";
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      for (const auto& c : results[i].at("collectives")) {
+        if (c.value("background", false) || !c.contains("completion_us")) continue;
+        nlohmann::json row = {{"point", points[i].id}, {"overrides", points[i].overrides},
+                              {"seed", results[i].at("manifest").at("seed")}, {"job", c.at("job")},
+                              {"op", c.at("op")}, {"size_bytes", c.at("size_bytes")}, {"ranks", c.at("ranks")},
+                              {"iterations", c.at("iterations")}, {"completion_us", c.at("completion_us")},
+                              {"busbw_gbps", c.at("busbw_gbps")}};
+        rows.push_back(row);
+        const auto& p = c.at("completion_us");
+        csv << points[i].id;
+        for (std::size_t k = 0; k < dims.size(); ++k) {
+          const auto& ov = points[i].overrides[k];
+          csv << ",\"" << ov.substr(ov.find('=') + 1) << "\"";
+        }
+        char line[512];
+        std::snprintf(line, sizeof line, ",%llu,%s,%s,%llu,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+                      static_cast<unsigned long long>(results[i].at("manifest").at("seed").get<std::uint64_t>()),
+                      c.at("job").get<std::string>().c_str(), c.at("op").get<std::string>().c_str(),
+                      static_cast<unsigned long long>(c.at("size_bytes").get<std::uint64_t>()), c.at("ranks").get<int>(),
+                      c.at("iterations").get<int>(), p.at("p50").get<double>(), p.at("p99").get<double>(),
+                      p.at("p999").get<double>(), p.at("max").get<double>(), p.at("mean").get<double>(),
+                      c.at("busbw_gbps").at("p50").get<double>());
+        csv << line;
+      }
+    }
+    nlohmann::json dimj = nlohmann::json::object();
+    for (const auto& [k, v] : dims) dimj[k] = v;
+    const nlohmann::json summary = {
+        {"manifest", {{"scenario", base.name}, {"source", base.file}, {"config", base.effective},
+                      {"dimensions", dimj}, {"seeds", o->seeds}, {"mpi_ranks", ranks}, {"points", points.size()}}},
+        {"rows", rows}};
+    write_file_atomic(o->out + "/summary.json", summary.dump(2) + "\n");
+    write_file_atomic(o->out + "/summary.csv", csv.str());
+    std::cerr << "wrote " << o->out << "/summary.json and summary.csv (" << points.size() << " points)\n";
+  });
+}
+
+} // namespace ibn::app
