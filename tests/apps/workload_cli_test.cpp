@@ -1,0 +1,96 @@
+// The workload commands through the binary: run, whatif, nccl-tests (read back by our own nccl-tests parser)
+// and their bad-input messages.
+#include "calibration/nccl_tests_parser.hpp"
+#include "tests/apps/run_cli.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return nlohmann::json::parse(s.str());
+}
+const std::string kExamples = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/";
+} // namespace
+
+TEST_CASE("nccl-tests front-end: nccl-tests' layout, read back by the nccl-tests parser") {
+  const auto r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 4M -f 2 -g 2 --nodes 2 -n 3 -w 1 -q");
+  REQUIRE(r.code == 0);
+  std::istringstream in(r.out);
+  const auto runs = ibn::calib::parse_nccl_tests(in, "simulated all_reduce_perf");
+  REQUIRE(runs.size() == 1);
+  const auto& run = runs[0];
+  REQUIRE(run.rows.size() == 3);
+  CHECK(run.rows[0].size_bytes == 1u << 20);
+  CHECK(run.rows[2].size_bytes == 4u << 20);
+  for (const auto& row : run.rows) {
+    CHECK(row.oop.time_us > 0);
+    REQUIRE(row.ip.has_value());
+    // busbw = algbw x 2(n-1)/n with n = 4 ranks (nccl-tests' definition), to the printed precision.
+    CHECK(row.oop.busbw_gbs == doctest::Approx(row.oop.algbw_gbs * 1.5).epsilon(0.01));
+    CHECK(row.oop.algbw_gbs == doctest::Approx(row.size_bytes / (row.oop.time_us * 1e3)).epsilon(0.01));
+  }
+  CHECK(run.rows[2].oop.busbw_gbs > run.rows[0].oop.busbw_gbs); // bandwidth grows with size
+  REQUIRE(run.avg_busbw_gbs.has_value());
+  CHECK(ibn::test::run_cli("nccl-tests all_reduce_perff -b 1M -e 4M").code == 2);
+  CHECK(ibn::test::run_cli("nccl-tests all_reduce_perf -b 4M -e 1M").code == 2);
+}
+
+TEST_CASE("run: every example scenario runs and writes results.json with its manifest") {
+  for (const auto& e : std::filesystem::directory_iterator(kExamples)) {
+    if (e.path().extension() != ".json") continue;
+    const auto dir = ibn::test::scratch_dir("run-" + e.path().stem().string()).string();
+    const auto r = ibn::test::run_cli("run " + e.path().string() +
+                                      " --set 'jobs[0].workload.iterations=3' -q -o " + dir);
+    INFO(e.path().string() << "\n" << r.out);
+    REQUIRE(r.code == 0);
+    const auto j = read_json(dir + "/results.json");
+    CHECK(j.at("manifest").at("version").is_string());
+    CHECK(j.at("manifest").at("config").at("jobs").at(0).at("workload").at("iterations") == 3);
+    CHECK(j.at("collectives").at(0).at("samples_us").size() == 3);
+    CHECK(j.at("collectives").at(0).at("completion_us").at("p50").get<double>() > 0);
+    CHECK(!j.at("links").at("by_tier").empty());
+    CHECK(std::filesystem::exists(dir + "/results.csv"));
+  }
+}
+
+TEST_CASE("whatif: a scenario's study over two ratios and both routing modes, report included") {
+  const auto dir = ibn::test::scratch_dir("whatif-small").string();
+  const auto r = ibn::test::run_cli("whatif " + kExamples + "small-allreduce.json --oversubscription 1:1,3:1 "
+                                    "--set 'jobs[0].workload.iterations=3' -q -o " + dir);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto w = read_json(dir + "/whatif.json");
+  CHECK(w.at("rows").size() == 8); // 2 ratios x 2 routing modes x 2 sizes
+  CHECK(w.at("rows").at(0).at("ratio") == 1.0);
+  CHECK(w.at("rows").back().at("ratio") == 3.0);
+  CHECK(std::filesystem::exists(dir + "/report.html"));
+  CHECK(std::filesystem::exists(dir + "/points/3t1-adaptive/results.json"));
+  CHECK(r.out.find("p99.9 us") != std::string::npos);
+}
+
+TEST_CASE("run and whatif: bad input names the file and key, exit code 2") {
+  const auto dir = ibn::test::scratch_dir("bad-scenario");
+  const auto bad = (dir / "bad.json").string();
+  std::ofstream(bad) << "{\"jobs\": [{\"nodez\": 2}]}";
+  auto r = ibn::test::run_cli("run " + bad + " -o " + (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("key 'jobs[0].nodez'") != std::string::npos);
+  const auto broken = (dir / "broken.json").string();
+  std::ofstream(broken) << "{\n\"seed\": 1,\n";
+  r = ibn::test::run_cli("run " + broken + " -o " + (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find(broken + ":3:") != std::string::npos);
+  r = ibn::test::run_cli("whatif --set jobs[0].nodes=-3 -o " + (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("jobs[0].nodes") != std::string::npos);
+  r = ibn::test::run_cli("whatif --routing sideways -o " + (dir / "o").string());
+  CHECK(r.code == 2);
+}
