@@ -1,9 +1,11 @@
 // `ibnetsim run SCENARIO.json`: one simulation of a scenario; writes OUT_DIR/results.json and results.csv.
 #include "analysis/results.hpp"
+#include "analysis/trace.hpp"
 #include "apps/commands.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/error.hpp"
+#include "sim/units.hpp"
 
 #include <iostream>
 #include <memory>
@@ -18,6 +20,8 @@ struct RunOpts {
   std::vector<std::string> sets;
   std::string out = "run-out";
   bool quiet = false;
+  std::string trace;
+  std::size_t trace_limit = 200000;
 };
 
 } // namespace
@@ -33,6 +37,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--set", o->sets, "override a key: --set jobs[0].nodes=8 (repeatable)");
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
+  cmd->add_option("--trace", o->trace,
+                  "write a Chrome/Perfetto trace of the transfers of each collective's first measured iteration");
+  cmd->add_option("--trace-limit", o->trace_limit, "most spans in the trace")->capture_default_str();
   cmd->callback([o] {
     auto sets = o->sets;
     if (o->seed >= 0) sets.push_back("seed=" + std::to_string(o->seed));
@@ -40,11 +47,29 @@ void add_run_command(CLI::App& app) {
     const auto s = scen::load_scenario(o->scenario, sets);
     scen::RunOptions ro;
     if (!o->quiet) ro.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
+    if (!o->trace.empty()) ro.trace_limit = o->trace_limit;
     const auto r = scen::run_scenario(s, ro);
     for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
     write_file_atomic(o->out + "/results.json", analysis::results_json(r).dump(2) + "\n");
     write_file_atomic(o->out + "/results.csv", analysis::results_csv(r));
     std::cout << analysis::results_table(r);
+    if (!o->trace.empty()) {
+      std::vector<analysis::TraceSpan> spans;
+      analysis::TraceOptions to;
+      for (std::size_t j = 0; j < s.jobs.size(); ++j) to.job_names[static_cast<std::uint32_t>(j)] = s.jobs[j].name;
+      for (const auto& t : r.trace) {
+        const auto& c = r.collectives[t.collective];
+        spans.push_back({c.op + " " + format_size(c.size_bytes) + " step " + std::to_string(t.step) +
+                             (t.network ? " (net)" : " (nvlink)"),
+                         t.job, t.src, t.posted, t.delivered,
+                         nlohmann::json{{"to_rank", t.dst}, {"bytes", t.bytes}, {"channel", t.channel},
+                                        {"algorithm", c.algorithm}}});
+      }
+      write_file_atomic(o->trace, analysis::render_chrome_trace(spans, to));
+      std::cerr << "wrote " << o->trace << " (" << spans.size() << " spans";
+      if (spans.size() >= o->trace_limit) std::cerr << ", capped by --trace-limit";
+      std::cerr << ")\n";
+    }
     std::cerr << "wrote " << o->out << "/results.json and results.csv (" << r.engine.events << " events, "
               << r.wall_s << " s)\n";
   });

@@ -41,6 +41,7 @@ void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> d
   ready_ = ready.empty() ? std::vector<Time>(ranks, engine_.now()) : std::move(ready);
   if (ready_.size() < ranks) throw std::logic_error("DagExecutor::start: ready times for too few ranks");
   nvlink_free_.assign(ranks, Time::zero());
+  if (opt_.on_transfer) posted_.assign(dag_.size(), Time::zero());
   for (TransferId t = 0; t < dag_.size(); ++t)
     waiting_[t] = static_cast<std::uint32_t>(dag_.deps_of(t).size());
   remaining_ = dag_.size();
@@ -73,6 +74,7 @@ void DagExecutor::release(TransferId t) {
 
 void DagExecutor::post(TransferId t) {
   const auto& tr = dag_[t];
+  if (opt_.on_transfer) posted_[t] = engine_.now();
   const auto gpn = layout_.gpus_per_node;
   const auto sn = tr.src / gpn, dn = tr.dst / gpn;
   if (sn != dn) {
@@ -98,6 +100,7 @@ void DagExecutor::post(TransferId t) {
 }
 
 void DagExecutor::delivered(TransferId t) {
+  if (opt_.on_transfer) opt_.on_transfer(t, posted_[t], engine_.now());
   for (auto i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
     const auto s = succ_[i];
     if (--waiting_[s] == 0) release(s);

@@ -30,6 +30,8 @@ struct ExecOptions {
   Time nvlink_latency = Time::ns(700);
   /// Extra delay drawn per network transfer (calibrated noise); empty = none. Called in post order.
   std::function<Time(std::uint64_t bytes)> noise;
+  /// Called at each delivery with the transfer, its post time and its delivery time (traces); empty = off.
+  std::function<void(TransferId, Time posted, Time delivered)> on_transfer;
 };
 
 class DagExecutor {
@@ -63,6 +65,7 @@ class DagExecutor {
   std::vector<std::uint32_t> waiting_; ///< dependencies not yet delivered
   std::vector<Time> ready_;
   std::vector<Time> nvlink_free_; ///< per rank: when its NVLink egress is free
+  std::vector<Time> posted_;      ///< per transfer, when on_transfer is set
   std::size_t remaining_ = 0;
   bool running_ = false;
   std::function<void(Time)> done_;

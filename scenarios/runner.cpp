@@ -282,7 +282,22 @@ RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt)
       } catch (const InputError& e) {
         throw InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + op_text + ": " + e.what());
       }
-      jr.execs.push_back(std::make_unique<DagExecutor>(*engine, *jr.dags.back(), jr.layout, eo));
+      ExecOptions jeo = eo;
+      if (opt.trace_limit > 0) {
+        const std::size_t coll = out.collectives.size();
+        const TransferDag* dagp = jr.dags.back().get();
+        JobRun* jrp = &jr;
+        jeo.on_transfer = [&out, &opt, coll, dagp, jrp, i](TransferId t, Time posted, Time delivered) {
+          // Only the first measured iteration of each collective, and at most trace_limit spans in all.
+          if (!jrp->recording() || !out.collectives[coll].samples_us.empty() || out.trace.size() >= opt.trace_limit)
+            return;
+          const auto& tr = (*dagp)[t];
+          out.trace.push_back({static_cast<std::uint32_t>(i), coll, tr.src, tr.dst, tr.step, tr.channel, tr.bytes,
+                               tr.src / jrp->layout.gpus_per_node != tr.dst / jrp->layout.gpus_per_node, posted,
+                               delivered});
+        };
+      }
+      jr.execs.push_back(std::make_unique<DagExecutor>(*engine, *jr.dags.back(), jr.layout, jeo));
       const auto& dag = *jr.dags.back();
       CollectiveSamples cs_out;
       cs_out.job = js.name;

@@ -54,7 +54,20 @@ struct CollectiveSamples {
   double busbw_factor = 1;           ///< nccl-tests factor for this op and rank count
 };
 
+/// One transfer of a traced collective (RunOptions::trace_limit).
+struct TransferSpan {
+  std::uint32_t job = 0;
+  std::size_t collective = 0; ///< index into RunResult::collectives
+  std::uint32_t src = 0, dst = 0, step = 0, channel = 0;
+  std::uint64_t bytes = 0;
+  bool network = false;       ///< over the fabric (else an NVLink copy)
+  Time posted, delivered;
+};
+
 struct RunOptions {
+  /// Record the transfers of the first measured iteration of each collective, up to this many spans in
+  /// all (0 = no trace).
+  std::size_t trace_limit = 0;
   std::string engine;                                    ///< "" = the scenario's
   std::function<void(const std::string& line)> progress; ///< called now and then with a status line
 };
@@ -68,6 +81,7 @@ struct RunResult {
   nlohmann::json placement = nlohmann::json::array(); ///< per job: nodes, HCAs, leaves spanned
   nlohmann::json background = nlohmann::json::array();
   std::vector<std::string> warnings;
+  std::vector<TransferSpan> trace; ///< when RunOptions::trace_limit > 0
 };
 
 /// Runs the scenario. Throws InputError for bad input (placement that does not fit, impossible collective).

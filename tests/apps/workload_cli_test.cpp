@@ -94,3 +94,23 @@ TEST_CASE("run and whatif: bad input names the file and key, exit code 2") {
   r = ibn::test::run_cli("whatif --routing sideways -o " + (dir / "o").string());
   CHECK(r.code == 2);
 }
+
+TEST_CASE("run --trace: a Chrome trace of the first measured iteration's transfers") {
+  const auto dir = ibn::test::scratch_dir("run-trace").string();
+  const auto r = ibn::test::run_cli("run " + kExamples + "small-allreduce.json --set 'jobs[0].workload.iterations=2' " +
+                                    "--set 'jobs[0].workload.sizes=256K' -q -o " + dir + " --trace " + dir + "/t.json");
+  REQUIRE(r.code == 0);
+  const auto t = read_json(dir + "/t.json");
+  std::size_t spans = 0, net = 0;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    ++spans;
+    CHECK(e.at("dur").get<double>() >= 0);
+    if (e.at("name").get<std::string>().find("(net)") != std::string::npos) ++net;
+  }
+  // One iteration of a 32-rank ring AllReduce: every transfer of the DAG appears once.
+  const auto res = read_json(dir + "/results.json");
+  const auto& per = res.at("collectives").at(0).at("transfers_per_iteration");
+  CHECK(spans == per.at("network").get<std::size_t>() + per.at("nvlink").get<std::size_t>());
+  CHECK(net == per.at("network").get<std::size_t>());
+}
