@@ -13,6 +13,7 @@ void add_whatif_command(CLI::App& app);
 void add_perftest_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 void add_nccl_tests_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_report_command(CLI::App& app);

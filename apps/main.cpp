@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   ibn::app::add_perftest_command(app);
   ibn::app::add_run_command(app);
   ibn::app::add_sweep_command(app);
+  ibn::app::add_validate_command(app);
   ibn::app::add_nccl_tests_command(app);
   ibn::app::add_calibrate_command(app);
   ibn::app::add_report_command(app);
