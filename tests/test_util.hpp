@@ -2,6 +2,12 @@
 // Small helpers shared by the test programs.
 #include "sim/error.hpp"
 
+#include "topology/fabric.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace ibn::test {
@@ -14,6 +20,29 @@ template <typename F> std::string error_of(F&& fn) {
     return e.what();
   }
   return "";
+}
+
+/// The whole file as bytes; throws std::runtime_error naming a missing file (the test case then fails).
+inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline nlohmann::json read_json_file(const std::string& path) { return nlohmann::json::parse(read_text_file(path)); }
+
+/// A node for hand-built fabrics in tests.
+inline topo::NodeId add_node(topo::Fabric& f, topo::NodeKind kind, const std::string& name, int radix, int tier,
+                             int host = -1) {
+  topo::Node n;
+  n.kind = kind;
+  n.name = name;
+  n.radix = radix;
+  n.tier = tier;
+  n.host = host;
+  return f.add_node(n);
 }
 
 } // namespace ibn::test

@@ -1,5 +1,6 @@
 // `ibnetsim sweep` end to end: a small Cartesian sweep, resumed, and the same sweep under mpirun -np 2.
 #include "tests/apps/run_cli.hpp"
+#include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -10,12 +11,8 @@
 #include <sstream>
 
 namespace {
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
-}
+using ibn::test::read_json_file;
+nlohmann::json read_json(const std::string& path) { return read_json_file(path); }
 const std::string kScenario = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/small-allreduce.json";
 } // namespace
 

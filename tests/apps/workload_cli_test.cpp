@@ -2,6 +2,7 @@
 // and their bad-input messages.
 #include "calibration/nccl_tests_parser.hpp"
 #include "tests/apps/run_cli.hpp"
+#include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -11,12 +12,8 @@
 #include <sstream>
 
 namespace {
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
-}
+using ibn::test::read_json_file;
+nlohmann::json read_json(const std::string& path) { return read_json_file(path); }
 const std::string kExamples = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/";
 } // namespace
 

@@ -14,11 +14,7 @@ using namespace ibn::calib;
 namespace {
 
 std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(IBNETSIM_TEST_DATA) + "/perftest/" + name, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return ibn::test::read_text_file(std::string(IBNETSIM_TEST_DATA) + "/perftest/" + name);
 }
 
 Profile cx3_profile() {

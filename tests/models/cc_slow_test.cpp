@@ -6,6 +6,8 @@
 #include "models/routing/routing.hpp"
 #include "topology/generators.hpp"
 
+#include "tests/test_util.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,16 +18,7 @@ using namespace ibn::pkt;
 
 namespace {
 
-topo::NodeId add_node(topo::Fabric& f, topo::NodeKind kind, const std::string& name, int radix, int tier,
-                      int host = -1) {
-  topo::Node n;
-  n.kind = kind;
-  n.name = name;
-  n.radix = radix;
-  n.tier = tier;
-  n.host = host;
-  return f.add_node(n);
-}
+using ibn::test::add_node;
 
 /// swA: h0, h1, h2 and a cable to swB; swB: h3, h4, h5, h6. Every cable 400 Gb/s, 2 m.
 topo::Fabric two_switches() {

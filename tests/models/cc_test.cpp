@@ -18,16 +18,7 @@ using namespace ibn::pkt;
 
 namespace {
 
-topo::NodeId add_node(topo::Fabric& f, topo::NodeKind kind, const std::string& name, int radix, int tier,
-                      int host = -1) {
-  topo::Node n;
-  n.kind = kind;
-  n.name = name;
-  n.radix = radix;
-  n.tier = tier;
-  n.host = host;
-  return f.add_node(n);
-}
+using ibn::test::add_node;
 
 /// `hosts` HCAs on one switch, 2 m DAC, NDR 4x (400 Gb/s).
 topo::Fabric star(int hosts) {

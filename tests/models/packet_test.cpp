@@ -5,6 +5,8 @@
 #include "sim/deadlock.hpp"
 #include "topology/generators.hpp"
 
+#include "tests/test_util.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -18,13 +20,7 @@ namespace {
 
 topo::NodeId add(topo::Fabric& f, topo::NodeKind kind, const std::string& name, int radix, int tier,
                  int host = -1) {
-  topo::Node n;
-  n.kind = kind;
-  n.name = name;
-  n.radix = radix;
-  n.tier = tier;
-  n.host = host;
-  return f.add_node(n);
+  return ibn::test::add_node(f, kind, name, radix, tier, host);
 }
 
 /// `hosts` HCAs on one switch; cable i is `len_m[i]` metres of DAC.

@@ -17,11 +17,7 @@ using namespace ibn::scen;
 namespace {
 
 std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(IBNETSIM_TEST_DATA) + "/perftest/" + name, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return ibn::test::read_text_file(std::string(IBNETSIM_TEST_DATA) + "/perftest/" + name);
 }
 
 calib::Profile fit(const std::vector<std::string>& files, double link_gbps) {
