@@ -6,6 +6,8 @@
 #include "tests/apps/run_cli.hpp"
 #include "tests/test_util.hpp"
 
+#include "tests/golden.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,7 @@
 using ibn::analysis::load_report_input;
 using ibn::analysis::render_report;
 using ibn::test::error_of;
+using ibn::test::check_golden;
 using nlohmann::json;
 
 namespace {
@@ -116,27 +119,7 @@ std::size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
-/// Compares `actual` with a golden file; IBNETSIM_UPDATE_GOLDEN=1 rewrites the file instead.
-void check_golden(const std::string& name, const std::string& actual) {
-  const std::filesystem::path p = std::filesystem::path(IBNETSIM_TEST_DATA) / "golden" / name;
-  const char* update = std::getenv("IBNETSIM_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << actual;
-    MESSAGE("updated golden file " << p.string());
-    return;
-  }
-  REQUIRE_MESSAGE(std::filesystem::exists(p),
-                  "missing golden file " << p.string() << " (run with IBNETSIM_UPDATE_GOLDEN=1)");
-  CHECK(read_text(p) == actual);
-}
 
 } // namespace
 
@@ -414,10 +397,10 @@ TEST_CASE("report: `ibnetsim report` writes the rendered page; bad input exits 2
   std::ofstream(dir / "whatif.json") << doc.dump(2);
   auto r = ibn::test::run_cli("report " + dir.string() + " -o " + (dir / "r.html").string());
   CHECK(r.code == 0);
-  CHECK(read_text(dir / "r.html") == render_report(doc));
+  CHECK(ibn::test::read_text_file((dir / "r.html").string()) == render_report(doc));
   r = ibn::test::run_cli("report " + dir.string());
   CHECK(r.code == 0);
-  CHECK(read_text(dir / "report.html") == render_report(doc));
+  CHECK(ibn::test::read_text_file((dir / "report.html").string()) == render_report(doc));
   r = ibn::test::run_cli("report " + dir.string() + " -o -");
   CHECK(r.out.find("<!DOCTYPE html>") == 0);
   std::ofstream(dir / "whatif.json") << R"({"rows": [{"ratio": "two"}]})";

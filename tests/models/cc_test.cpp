@@ -4,6 +4,7 @@
 #include "models/packet/cc.hpp"
 #include "models/packet/network.hpp"
 #include "models/routing/routing.hpp"
+#include "tests/models/packet_run.hpp"
 #include "tests/test_util.hpp"
 #include "topology/generators.hpp"
 
@@ -31,15 +32,7 @@ topo::Fabric star(int hosts) {
   return f;
 }
 
-struct Run {
-  Simulation sim{1};
-  routing::RoutingTables tables;
-  std::unique_ptr<PacketNetwork> net;
-  Run(const topo::Fabric& f, const PacketConfig& cfg, const std::string& routing = "minhop") {
-    tables = routing::builtin_routing().get(routing).factory(f, {});
-    net = std::make_unique<PacketNetwork>(sim, f, tables, cfg);
-  }
-};
+using ibn::test::Run;
 
 double jain(const std::vector<double>& x) {
   const double s = std::accumulate(x.begin(), x.end(), 0.0);

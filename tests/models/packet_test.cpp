@@ -5,6 +5,7 @@
 #include "sim/deadlock.hpp"
 #include "topology/generators.hpp"
 
+#include "tests/models/packet_run.hpp"
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -36,15 +37,7 @@ topo::Fabric star(int hosts, const std::vector<double>& len_m,
   return f;
 }
 
-struct Run {
-  Simulation sim{1};
-  routing::RoutingTables tables;
-  std::unique_ptr<PacketNetwork> net;
-  Run(const topo::Fabric& f, const PacketConfig& cfg, const std::string& routing = "minhop") {
-    tables = routing::builtin_routing().get(routing).factory(f, {});
-    net = std::make_unique<PacketNetwork>(sim, f, tables, cfg);
-  }
-};
+using ibn::test::Run;
 
 } // namespace
 

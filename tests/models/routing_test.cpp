@@ -11,6 +11,8 @@
 
 #include "tests/test_util.hpp"
 
+#include "tests/golden.hpp"
+
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -147,29 +149,10 @@ std::vector<int> hops_from(const Fabric& f, NodeId src) {
   return d;
 }
 
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
-/// Compares `actual` with a golden file; IBNETSIM_UPDATE_GOLDEN=1 rewrites the file instead.
-void check_golden(const std::string& name, const std::string& actual) {
-  const std::filesystem::path p = std::filesystem::path(IBNETSIM_TEST_DATA) / "golden" / name;
-  const char* update = std::getenv("IBNETSIM_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << actual;
-    MESSAGE("updated golden file " << p.string());
-    return;
-  }
-  REQUIRE_MESSAGE(std::filesystem::exists(p),
-                  "missing golden file " << p.string() << " (run with IBNETSIM_UPDATE_GOLDEN=1)");
-  CHECK(read_file(p) == actual);
-}
 
 using ibn::test::error_of;
+using ibn::test::check_golden;
 
 } // namespace
 
@@ -681,7 +664,7 @@ TEST_CASE("ibnetsim topo routes: same text as the library dump, -o writes the fi
   CHECK(r.code == 0);
   check_golden("routes-ftree-fat-tree-r4.txt", r.out);
   CHECK(run("topo routes " + fabric + " --routing ftree -o " + out).code == 0);
-  CHECK(read_file(out) == r.out);
+  CHECK(ibn::test::read_text_file(out) == r.out);
   const auto bad = run("topo routes " + fabric + " --routing nope");
   CHECK(bad.code == 2);
   CHECK(bad.out.find("known: ftree, minhop, updn") != std::string::npos);
