@@ -5,6 +5,7 @@
 #include "sim/error.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -16,17 +17,20 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
   const auto runs = calib::parse_nccl_tests_file(log);
   if (runs.empty()) throw InputError(log + ": no nccl-tests results table found");
   nlohmann::json rows = nlohmann::json::array(), run_info = nlohmann::json::array();
+  std::vector<std::string> notes;
   std::vector<double> errors;
   std::size_t skipped = 0;
   for (const auto& run : runs) {
     if (run.collective == calib::NcclCollective::unknown)
-      throw InputError(log + ":" + std::to_string(run.first_line) + ": cannot tell which collective was measured");
+      throw InputError(log + ":" + std::to_string(run.first_line) +
+                       ": cannot tell which collective was measured");
     const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
     NcclTestsOptions o;
     o.test = test;
     o.nodes = static_cast<std::uint32_t>(run.nnodes.value_or(1));
     const int ranks = run.nranks.value_or(run.config.ngpus.value_or(1) * static_cast<int>(o.nodes));
-    o.gpus_per_node = static_cast<std::uint32_t>(run.gpus_per_node.value_or(std::max(1, ranks / static_cast<int>(o.nodes))));
+    o.gpus_per_node = static_cast<std::uint32_t>(
+        run.gpus_per_node.value_or(std::max(1, ranks / static_cast<int>(o.nodes))));
     if (opt.nics_per_node) {
       o.nics_per_node = opt.nics_per_node;
     } else if (!run.nics.empty()) {
@@ -39,7 +43,22 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     o.engine = opt.engine;
     o.iters = opt.iters;
     o.warmup = opt.warmup;
-    if (!run.algo.empty()) o.algorithm = run.algo == "RING" || run.algo == "Ring" ? "ring" : run.algo == "TREE" || run.algo == "Tree" ? "tree" : "auto";
+    if (!run.algo.empty())
+      o.algorithm = run.algo == "RING" || run.algo == "Ring"   ? "ring"
+                    : run.algo == "TREE" || run.algo == "Tree" ? "tree"
+                                                               : "auto";
+    if (!run.proto.empty()) {
+      std::string p = run.proto;
+      std::transform(p.begin(), p.end(), p.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (p == "simple" || p == "ll" || p == "ll128") o.protocol = p;
+    }
+    if (run.gdr && !*run.gdr && o.nodes > 1)
+      notes.push_back(
+          log + ":" + std::to_string(run.first_line) +
+          ": the measured run had GPUDirect RDMA off (GDR 0): its data went through host memory, which "
+          "the simulation does not model (NIC <-> GPU directly): expect the simulated busbw to be an upper "
+          "bound");
     std::vector<const calib::NcclTestsRow*> measured;
     for (const auto& r : run.rows) {
       if (opt.max_bytes && r.size_bytes > opt.max_bytes) continue;
@@ -57,17 +76,25 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     o.min_bytes = measured.front()->size_bytes;
     o.max_bytes = measured.back()->size_bytes;
     const auto sim = run_nccl_tests(o);
-    run_info.push_back({{"test", test}, {"nodes", o.nodes}, {"gpus_per_node", o.gpus_per_node},
+    run_info.push_back({{"test", test},
+                        {"nodes", o.nodes},
+                        {"gpus_per_node", o.gpus_per_node},
                         {"nics_per_node", o.nics_per_node ? o.nics_per_node : o.gpus_per_node},
-                        {"line", run.first_line}, {"algorithm", o.algorithm}});
+                        {"line", run.first_line},
+                        {"algorithm", o.algorithm},
+                        {"protocol", o.protocol},
+                        {"gdr", run.gdr ? nlohmann::json(*run.gdr) : nlohmann::json(nullptr)}});
     for (const auto* r : measured) {
       const auto it = std::find_if(sim.rows.begin(), sim.rows.end(),
                                    [&](const NcclTestsRow& x) { return x.size_bytes == r->size_bytes; });
       if (it == sim.rows.end()) continue;
       const double err = (it->oop_busbw - r->oop.busbw_gbs) / r->oop.busbw_gbs * 100.0;
       errors.push_back(std::abs(err));
-      rows.push_back({{"file", log}, {"test", test}, {"size_bytes", r->size_bytes},
-                      {"measured", r->oop.busbw_gbs}, {"simulated", std::round(it->oop_busbw * 1e4) / 1e4},
+      rows.push_back({{"file", log},
+                      {"test", test},
+                      {"size_bytes", r->size_bytes},
+                      {"measured", r->oop.busbw_gbs},
+                      {"simulated", std::round(it->oop_busbw * 1e4) / 1e4},
                       {"error_pct", std::round(err * 100) / 100}});
     }
   }
@@ -75,24 +102,28 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
   auto sorted = errors;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                           : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+                                          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
   return {{"rows", rows},
           {"runs", run_info},
-          {"summary", {{"median_abs_error_pct", std::round(median * 100) / 100},
-                       {"max_abs_error_pct", std::round(sorted.back() * 100) / 100},
-                       {"rows", rows.size()}, {"skipped_zero_busbw_rows", skipped}}}};
+          {"notes", notes},
+          {"summary",
+           {{"median_abs_error_pct", std::round(median * 100) / 100},
+            {"max_abs_error_pct", std::round(sorted.back() * 100) / 100},
+            {"rows", rows.size()},
+            {"skipped_zero_busbw_rows", skipped}}}};
 }
 
 std::string validate_table(const nlohmann::json& v) {
   std::ostringstream s;
   char line[256];
-  std::snprintf(line, sizeof line, "%-18s %12s %14s %14s %9s\n", "test", "size (B)", "measured GB/s", "simulated GB/s",
-                "error %");
+  std::snprintf(line, sizeof line, "%-18s %12s %14s %14s %9s\n", "test", "size (B)", "measured GB/s",
+                "simulated GB/s", "error %");
   s << line;
   for (const auto& r : v.at("rows")) {
-    std::snprintf(line, sizeof line, "%-18s %12llu %14.2f %14.2f %9.2f\n", r.at("test").get<std::string>().c_str(),
-                  static_cast<unsigned long long>(r.at("size_bytes").get<std::uint64_t>()), r.at("measured").get<double>(),
-                  r.at("simulated").get<double>(), r.at("error_pct").get<double>());
+    std::snprintf(
+        line, sizeof line, "%-18s %12llu %14.2f %14.2f %9.2f\n", r.at("test").get<std::string>().c_str(),
+        static_cast<unsigned long long>(r.at("size_bytes").get<std::uint64_t>()),
+        r.at("measured").get<double>(), r.at("simulated").get<double>(), r.at("error_pct").get<double>());
     s << line;
   }
   const auto& sm = v.at("summary");
@@ -100,6 +131,8 @@ std::string validate_table(const nlohmann::json& v) {
                 sm.at("median_abs_error_pct").get<double>(), sm.at("max_abs_error_pct").get<double>(),
                 static_cast<std::size_t>(sm.at("rows").get<std::size_t>()));
   s << line;
+  if (v.contains("notes"))
+    for (const auto& n : v.at("notes")) s << "note: " << n.get<std::string>() << "\n";
   return s.str();
 }
 

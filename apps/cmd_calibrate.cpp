@@ -92,10 +92,11 @@ void run_fit(const FitOpts& o) {
                 s.a.value, s.b.value, s.a.r2, s.a.max_residual, s.note.empty() ? "" : "  after ",
                 s.note.c_str());
   if (p.bw_overhead)
-    std::printf("  bandwidth: o = %.1f ns, B = %s Gb/s%s  (R^2 %.4f, max residual %.1f %%)\n",
-                p.bw_overhead->value, p.bw_rate ? std::to_string(p.bw_rate->value).c_str() : "-",
-                p.bw_rate_bounded ? " (at the link bound)" : "", p.bw_overhead->r2,
-                p.bw_overhead->max_residual);
+    std::printf(
+        "  bandwidth: o = %.1f ns, B = %s Gb/s%s, overlap p = %.3g  (R^2 %.4f, max residual %.1f %%)\n",
+        p.bw_overhead->value, p.bw_rate ? std::to_string(p.bw_rate->value).c_str() : "-",
+        p.bw_rate_bounded ? " (at the link bound)" : "", p.bw_overlap ? p.bw_overlap->value : 1.0,
+        p.bw_overhead->r2, p.bw_overhead->max_residual);
   if (p.switch_latency_fit)
     std::printf("  switch latency: %.1f ns per hop (R^2 %.4f)\n", p.switch_latency_fit->value,
                 p.switch_latency_fit->r2);

@@ -173,17 +173,7 @@ BandwidthFit fit_bandwidth(const std::vector<SizePoint>& points, double b_max_gb
   const std::size_t n = S.size();
   std::set<double> distinct(S.begin(), S.end());
   const double c_min = b_max_gbps > 0 ? 8.0 / b_max_gbps : 0.0; // ns per byte at the bound
-  double o = 0, c = 0;
-  // Relative residuals: (o + c S - t) / t.
-  auto refit_o = [&](double cfixed) {
-    double num = 0, den = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      num += (t[i] - cfixed * S[i]) / (t[i] * t[i]);
-      den += 1.0 / (t[i] * t[i]);
-    }
-    return std::max(0.0, num / den);
-  };
-  auto fit_c_only = [&]() { // o = 0: minimise sum ((c S - t)/t)^2
+  auto fit_c_only = [&]() {                                     // o = 0: minimise sum ((c S - t)/t)^2
     double num = 0, den = 0;
     for (std::size_t i = 0; i < n; ++i) {
       num += S[i] / t[i];
@@ -191,11 +181,55 @@ BandwidthFit fit_bandwidth(const std::vector<SizePoint>& points, double b_max_gb
     }
     return num / den;
   };
+  // Squared error of the bandwidth values themselves (Gb/s) under (o, c, p).
+  auto sse = [&](double oo, double cc, double pp) {
+    double e = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double d = bandwidth_message_ns(oo, cc, pp, S[i]);
+      const double r = S[i] * 8.0 / t[i] - (d > 0 ? S[i] * 8.0 / d : 0.0);
+      e += r * r;
+    }
+    return e;
+  };
+  // Gauss-Newton with step halving on the bandwidth values, p fixed; c fixed too when `fix_c`.
+  auto refine = [&](double& o, double& c, double p, bool fix_c) {
+    double cur = sse(o, c, p);
+    for (int iter = 0; iter < 100; ++iter) {
+      const Eigen::Index cols = fix_c ? 1 : 2;
+      Eigen::MatrixXd J(static_cast<Eigen::Index>(n), cols);
+      Eigen::VectorXd r(static_cast<Eigen::Index>(n));
+      for (std::size_t i = 0; i < n; ++i) {
+        const double d = bandwidth_message_ns(o, c, p, S[i]);
+        const auto k = static_cast<Eigen::Index>(i);
+        r(k) = S[i] * 8.0 / t[i] - S[i] * 8.0 / d;
+        const double g = -8.0 * S[i] / (d * d); // d(bw)/d(d)
+        J(k, 0) = g * (o > 0 ? std::pow(o / d, p - 1) : (p == 1.0 ? 1.0 : 0.0));
+        if (!fix_c) J(k, 1) = g * S[i] * std::pow(c * S[i] / d, p - 1);
+      }
+      const Eigen::VectorXd step = J.colPivHouseholderQr().solve(r); // r ~ J step
+      double lambda = 1.0, no = o, nc = c, next = cur;
+      for (int h = 0; h < 30; ++h, lambda /= 2) {
+        no = std::max(0.0, o + lambda * step(0));
+        nc = fix_c ? c : std::max(1e-12, c + lambda * step(1));
+        next = sse(no, nc, p);
+        if (next < cur) break;
+      }
+      if (!(next < cur)) break;
+      const bool done = cur - next <= 1e-12 * cur;
+      o = no, c = nc, cur = next;
+      if (done) break;
+    }
+  };
+  double o = 0, c = 0, p = 1.0;
   if (distinct.size() < 2) {
     out.o_identified = false;
-    o = 0;
     c = fit_c_only();
+    if (c < c_min) {
+      c = c_min;
+      out.bounded = true;
+    }
   } else {
+    // Start: relative least squares of t = o + c S (rows [1/t, S/t] . [o, c] = 1).
     Eigen::MatrixXd A(static_cast<Eigen::Index>(n), 2);
     Eigen::VectorXd y = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(n));
     for (std::size_t i = 0; i < n; ++i) {
@@ -203,64 +237,49 @@ BandwidthFit fit_bandwidth(const std::vector<SizePoint>& points, double b_max_gb
       A(static_cast<Eigen::Index>(i), 1) = S[i] / t[i];
     }
     const Eigen::Vector2d sol = A.colPivHouseholderQr().solve(y);
-    o = sol(0);
-    c = sol(1);
-    if (o < 0) {
-      o = 0;
-      c = fit_c_only();
+    double o0 = sol(0), c0 = sol(1);
+    if (o0 < 0 || !(c0 > 0)) {
+      o0 = 0;
+      c0 = fit_c_only();
     }
-    // Refine by least squares on the bandwidth itself (Gauss-Newton from the relative fit): the
-    // relative fit weighs every size alike and lets the knee pull B far above the plateau.
-    auto sse = [&](double oo, double cc) {
-      double e = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const double r = S[i] * 8.0 / t[i] - S[i] * 8.0 / (oo + cc * S[i]);
-        e += r * r;
+    // For each overlap exponent p on a geometric grid 1 .. 16 (p = 1: the additive model, the per-message
+    // cost and the transfer in series; large p: min(S/o, B), fully pipelined), fit (o, c) on the
+    // bandwidth values; keep the p of the smallest error, the smaller p on a tie (within 0.1 %).
+    double best = -1;
+    for (int k = 0; k <= 32; ++k) {
+      const double pk = std::pow(2.0, k / 8.0);
+      double ok = o0, ck = c0;
+      bool bounded = false;
+      if (ck > 0) refine(ok, ck, pk, false);
+      if (ck < c_min) {
+        ck = c_min;
+        bounded = true;
+        refine(ok, ck, pk, true);
       }
-      return e;
-    };
-    if (c > 0) {
-      double cur = sse(o, c);
-      for (int iter = 0; iter < 50; ++iter) {
-        Eigen::MatrixXd J(static_cast<Eigen::Index>(n), 2);
-        Eigen::VectorXd r(static_cast<Eigen::Index>(n));
-        for (std::size_t i = 0; i < n; ++i) {
-          const double d = o + c * S[i];
-          const auto k = static_cast<Eigen::Index>(i);
-          r(k) = S[i] * 8.0 / t[i] - S[i] * 8.0 / d;
-          J(k, 0) = -8.0 * S[i] / (d * d);
-          J(k, 1) = -8.0 * S[i] * S[i] / (d * d);
-        }
-        const Eigen::Vector2d step = J.colPivHouseholderQr().solve(r); // r ~ J step
-        double lambda = 1.0, no = o, nc = c, next = cur;
-        for (int h = 0; h < 20; ++h, lambda /= 2) {
-          no = std::max(0.0, o + lambda * step(0));
-          nc = std::max(1e-12, c + lambda * step(1));
-          next = sse(no, nc);
-          if (next < cur) break;
-        }
-        if (!(next < cur)) break;
-        const bool done = cur - next <= 1e-12 * cur;
-        o = no, c = nc, cur = next;
-        if (done) break;
+      const double e = sse(ok, ck, pk);
+      if (best < 0 || e < best * 0.999) {
+        best = e;
+        o = ok, c = ck, p = pk;
+        out.bounded = bounded;
       }
     }
-  }
-  if (c < c_min) {
-    c = c_min;
-    o = out.o_identified ? refit_o(c) : 0.0;
-    out.bounded = true;
   }
   if (!(c > 1e-12)) {
     out.B_identified = false;
     c = 0;
-    o = refit_o(0);
+    p = 1.0;
+    double num = 0, den = 0; // o alone: minimise sum ((o - t)/t)^2
+    for (std::size_t i = 0; i < n; ++i) {
+      num += 1.0 / t[i];
+      den += 1.0 / (t[i] * t[i]);
+    }
+    o = num / den;
   }
   double mean = 0;
   std::vector<double> meas(n), pred(n);
   for (std::size_t i = 0; i < n; ++i) {
     meas[i] = S[i] * 8.0 / t[i];
-    pred[i] = S[i] * 8.0 / (o + c * S[i]);
+    pred[i] = S[i] * 8.0 / bandwidth_message_ns(o, c, p, S[i]);
     mean += meas[i];
   }
   mean /= static_cast<double>(n);
@@ -273,6 +292,7 @@ BandwidthFit fit_bandwidth(const std::vector<SizePoint>& points, double b_max_gb
   const double r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1.0;
   out.o = FitParam{o, "ns", r2, max_rel, "%", n};
   out.B = FitParam{c > 0 ? 8.0 / c : 0.0, "Gb/s", r2, max_rel, "%", n};
+  out.p = FitParam{p, "", r2, max_rel, "%", n};
   return out;
 }
 
@@ -451,6 +471,7 @@ Profile fit_profile(const std::vector<FitSource>& sources, const FitOptions& opt
     const BandwidthFit f = fit_bandwidth(bw, bmax);
     p.bw_overhead = f.o;
     if (f.B_identified) p.bw_rate = f.B;
+    if (f.B_identified && f.o_identified) p.bw_overlap = f.p;
     p.bw_rate_bounded = f.bounded;
     if (!f.o_identified)
       p.warnings.push_back("bandwidth at one message size only: o cannot be fitted, set to 0");

@@ -59,10 +59,12 @@ std::vector<LatencySegment> fit_latency_segments(std::vector<SizePoint> points, 
 struct BandwidthFit {
   FitParam o; ///< ns
   FitParam B; ///< Gb/s payload
+  FitParam p; ///< overlap exponent (1 = additive), from a grid 2^(k/8), k = 0..32
   bool bounded = false;
   bool o_identified = true; ///< false when all points have one size (o set to 0)
   bool B_identified = true; ///< false when the data show no rate limit (B omitted)
 };
+/// Fits BW(S) = 8 S / bandwidth_message_ns(o, 8/B, p, S) by least squares on the bandwidth values.
 /// points: size, Gb/s. b_max_gbps 0 = no bound. Throws InputError on no points.
 BandwidthFit fit_bandwidth(const std::vector<SizePoint>& points, double b_max_gbps);
 

@@ -129,6 +129,14 @@ Time NoiseModel::draw(Rng& rng, std::uint64_t size) const {
 }
 
 // ---- Profile ---------------------------------------------------------------------------------------
+double bandwidth_message_ns(double o, double c, double p, double S) {
+  // (o^p + (cS)^p)^(1/p), scaled by the larger term so that no power overflows.
+  const double a = o, b = c * S, m = std::max(a, b);
+  if (!(m > 0)) return 0.0;
+  if (p == 1.0) return a + b;
+  return m * std::pow(std::pow(a / m, p) + std::pow(b / m, p), 1.0 / p);
+}
+
 std::optional<double> Profile::latency_ns(std::uint64_t size) const {
   if (latency.empty()) return std::nullopt;
   const LatencySegment* seg = &latency.front();
@@ -140,7 +148,8 @@ std::optional<double> Profile::latency_ns(std::uint64_t size) const {
 std::optional<double> Profile::bandwidth_gbps(std::uint64_t size) const {
   if (!bw_rate || !bw_overhead) return std::nullopt;
   const double s = static_cast<double>(size);
-  const double t_ns = bw_overhead->value + s * 8.0 / bw_rate->value; // B in Gb/s = bits per ns
+  const double t_ns = bandwidth_message_ns(bw_overhead->value, 8.0 / bw_rate->value, // B: bits per ns
+                                           bw_overlap ? bw_overlap->value : 1.0, s);
   return t_ns > 0 ? s * 8.0 / t_ns : 0.0;
 }
 
@@ -195,8 +204,9 @@ Time Profile::host_latency(std::uint64_t size) const {
 
 Time Profile::post_spacing(std::uint64_t size) const {
   if (message_gap.count_ps() == 0 && !bw_rate) return Time::zero();
-  double ns = ns_of(message_gap);
-  if (bw_rate && bw_rate->value > 0) ns += static_cast<double>(size) * 8.0 / bw_rate->value;
+  const double c = bw_rate && bw_rate->value > 0 ? 8.0 / bw_rate->value : 0.0;
+  const double ns = bandwidth_message_ns(ns_of(message_gap), c, bw_overlap ? bw_overlap->value : 1.0,
+                                         static_cast<double>(size));
   return Time::ps(std::llround(ns * 1e3));
 }
 
@@ -233,9 +243,10 @@ json Profile::to_json() const {
   j["latency"] = {{"model", "one-way median latency (t_typical; RTT/2 for write/send) = a + b*S per segment"},
                   {"segments", lat}};
   json bw = json::object();
-  bw["model"] = "BW(S) = S / (o + S/B)";
+  bw["model"] = "BW(S) = S / (o^p + (S/B)^p)^(1/p)";
   if (bw_overhead) bw["o"] = param_json(*bw_overhead);
   if (bw_rate) bw["B"] = param_json(*bw_rate);
+  if (bw_overlap) bw["p"] = param_json(*bw_overlap);
   bw["B_bounded_by_link"] = bw_rate_bounded;
   j["bandwidth"] = bw;
   if (switch_latency_fit) j["switch"] = {{"latency", param_json(*switch_latency_fit)}};
@@ -360,12 +371,17 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   }
   if (j.contains("bandwidth")) {
     const json& b = j["bandwidth"];
-    r.keys(b, "$.bandwidth", {"model", "o", "B", "B_bounded_by_link"});
+    r.keys(b, "$.bandwidth", {"model", "o", "B", "p", "B_bounded_by_link"});
     if (b.contains("model")) (void)r.str(b["model"], "$.bandwidth.model");
     if (b.contains("o")) p.bw_overhead = r.param(b["o"], "$.bandwidth.o", "ns");
     if (b.contains("B")) {
       p.bw_rate = r.param(b["B"], "$.bandwidth.B", "Gb/s");
       if (!(p.bw_rate->value > 0)) r.fail("$.bandwidth.B.value", "must be positive");
+    }
+    if (b.contains("p")) {
+      p.bw_overlap = r.param(b["p"], "$.bandwidth.p", "");
+      if (!(p.bw_overlap->value >= 1.0 && p.bw_overlap->value <= 64.0))
+        r.fail("$.bandwidth.p.value", "must be between 1 (additive) and 64");
     }
     if (b.contains("B_bounded_by_link")) {
       if (!b["B_bounded_by_link"].is_boolean())

@@ -40,6 +40,11 @@ struct FitParam {
   std::uint64_t points = 0; ///< measurements the fit used
 };
 
+/// Time per message of the bandwidth model, ns: (o^p + (c S)^p)^(1/p) with c = 8/B ns per byte. p = 1 is
+/// the additive S/(o + S/B) (per-message cost and transfer in series); p -> infinity is max(o, S/B)
+/// (per-message cost fully hidden behind the previous transfer, as with many QPs in flight).
+double bandwidth_message_ns(double o, double c, double p, double S);
+
 /// latency(S) = a + b*S for lo_bytes <= S <= hi_bytes (the first and last measured sizes of the segment).
 struct LatencySegment {
   std::uint64_t lo_bytes = 0, hi_bytes = 0;
@@ -100,6 +105,7 @@ struct Profile {
   std::vector<LatencySegment> latency;        ///< empty without latency tests
   std::optional<FitParam> bw_overhead;        ///< o, ns
   std::optional<FitParam> bw_rate;            ///< B, Gb/s (payload)
+  std::optional<FitParam> bw_overlap;         ///< p of (o^p + (S/B)^p)^(1/p); absent = 1 (additive)
   bool bw_rate_bounded = false;               ///< B was clamped to link rate x header efficiency
   std::optional<FitParam> switch_latency_fit; ///< per hop, ns
   NoiseModel noise;
@@ -110,7 +116,7 @@ struct Profile {
   Time switch_latency = Time::ns(200);
   std::string switch_latency_source = "assumed"; ///< "fitted" or "assumed (default for QDR)"
   double hca_rate_gbps = 0;                      ///< wire-rate injection cap (0 = link rate)
-  Time message_gap;                              ///< o: a sender posts messages at least o + S/B apart
+  Time message_gap; ///< o: a sender posts messages at least (o^p + (S/B)^p)^(1/p) apart
   std::vector<std::string> warnings;
 
   double header_efficiency() const {
@@ -128,7 +134,8 @@ struct Profile {
   /// effects): fitted latency - noise median - (nic_tx + nic_rx + hops x switch + cables + wire(S)),
   /// never negative. Added to the post time of every message of `size` bytes.
   Time host_latency(std::uint64_t size) const;
-  /// Minimum spacing of one sender's posts for messages of `size` bytes: o + S/B (zero without a fit).
+  /// Minimum spacing of one sender's posts for messages of `size` bytes: (o^p + (S/B)^p)^(1/p), o + S/B
+  /// when p is 1 or absent (zero without a fit).
   Time post_spacing(std::uint64_t size) const;
   /// The engine's own one-way time on the measured path at `size` (nic latencies, switches, cables,
   /// serialization at the capped rate), ns: the model host_latency() subtracts.

@@ -83,7 +83,10 @@ TuningEstimate estimate(const TuningInputs& in, bool tree, int p) {
   if (!tree) {
     const auto [steps, inter_steps] = ring_steps(in);
     const double intra = in.nodes > 1 ? std::max(kHwLatNvlinkRing[p], net_overhead) : kHwLatNvlinkRing[p];
-    e.latency_us = kBaseLatRing[p] + (steps - inter_steps) * intra + inter_steps * inter_lat;
+    // Signed, as NCCL's ints: with one GPU per node the inter-node steps (2 m) outnumber the steps
+    // (2 (n - 1)) and the first term is negative.
+    e.latency_us = kBaseLatRing[p] + (static_cast<double>(steps) - static_cast<double>(inter_steps)) * intra +
+                   inter_steps * inter_lat;
     if (p == kSimple && in.op == CollOp::AllReduce && in.nodes > 1 &&
         in.size_bytes / (static_cast<std::uint64_t>(in.channels) * in.ranks) >= 64)
       e.latency_us *= in.sm >= 80 ? 1.4 : 1.9;

@@ -100,6 +100,30 @@ TEST_CASE("bandwidth fit: S / (o + S/B) recovered; bound by link rate x header e
   CHECK(g.o.max_residual > 1.0); // the bound makes the fit worse (in %)
 }
 
+TEST_CASE("bandwidth fit: the overlap exponent p is recovered, p = 1 for additive data") {
+  // Additive data (the previous case's o = 200 ns, B = 30 Gb/s) keep p = 1.
+  std::vector<SizePoint> add, pipe;
+  for (auto s : pow2(2, 8u << 20)) {
+    const double d = static_cast<double>(s);
+    add.push_back({s, 8 * d / (200 + 8 * d / 30)});
+    // Pipelined data: t = (o^p + (8S/B)^p)^(1/p) with o = 270 ns, B = 230 Gb/s, p = 2^(20/8) = 5.657 (a
+    // grid value), so BW(S) -> min(8S/o, B) away from the knee.
+    const double p = std::pow(2.0, 20 / 8.0);
+    pipe.push_back({s, 8 * d / std::pow(std::pow(270.0, p) + std::pow(8 * d / 230, p), 1 / p)});
+  }
+  const BandwidthFit f = fit_bandwidth(add, 0);
+  CHECK(f.p.value == 1.0);
+  const BandwidthFit g = fit_bandwidth(pipe, 0);
+  CHECK(g.p.value == doctest::Approx(std::pow(2.0, 20 / 8.0)));
+  CHECK(g.o.value == doctest::Approx(270).epsilon(1e-6));
+  CHECK(g.B.value == doctest::Approx(230).epsilon(1e-6));
+  CHECK(g.o.max_residual < 1e-6);
+  // The model function itself: p = 1 is o + cS; large p tends to max(o, cS).
+  CHECK(bandwidth_message_ns(200, 0.5, 1.0, 100) == doctest::Approx(250));
+  CHECK(bandwidth_message_ns(200, 0.5, 64.0, 1000) == doctest::Approx(500).epsilon(1e-3));
+  CHECK(bandwidth_message_ns(0, 0.5, 4.0, 1000) == doctest::Approx(500));
+}
+
 TEST_CASE("bandwidth fit: one size only gives B with o = 0") {
   const BandwidthFit f = fit_bandwidth({{65536, 92.57}, {65536, 97.28}}, 0);
   CHECK_FALSE(f.o_identified);

@@ -416,6 +416,24 @@ TEST_CASE("tuning model: worked example latencies and choices") {
     CHECK(e.available == (e.algorithm == "ring"));
 }
 
+TEST_CASE("tuning model: one GPU per node (more inter-node steps than steps) stays finite") {
+  // 2 nodes x 1 GPU, AllReduce: steps 2(n-1) = 2, inter-node steps 2m = 4, so NCCL's signed
+  // (steps - interSteps) x intra is negative: Ring LL = 6.6 + (2 - 4) x 1.0 + 4 x 2.7 = 15.4 us (the
+  // 1 us netOverhead as intra, latencyInter 0). The choice at 256 MiB is Ring/Simple, not LL.
+  const auto in = tuning_inputs(spec(CollOp::AllReduce, 256 * MiB, 2, 1, 1, "ring", "auto"));
+  CHECK(in.nodes == 2);
+  for (const auto& e : tuning_table(in)) {
+    CAPTURE(e.algorithm + "/" + e.protocol);
+    CHECK(e.latency_us > 0);
+    CHECK(e.latency_us < 1000);
+    if (e.algorithm == "ring" && e.protocol == "ll") CHECK(e.latency_us == doctest::Approx(15.4));
+  }
+  CHECK(tuning_choose_protocol(in, "ring").protocol == "simple");
+  // AllGather with one GPU per node: steps n-1 = 1, inter-node steps m = 2.
+  for (const auto& e : tuning_table(tuning_inputs(spec(CollOp::AllGather, MiB, 2, 1, 1, "ring", "auto"))))
+    if (e.available) CHECK(e.latency_us < 1000);
+}
+
 TEST_CASE("collective registry lists every algorithm") {
   const auto reg = builtin_collectives();
   for (const char* name : {"ring", "tree", "halving-doubling", "hierarchical", "direct", "auto"})
