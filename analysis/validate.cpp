@@ -25,6 +25,8 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
       throw InputError(log + ":" + std::to_string(run.first_line) +
                        ": cannot tell which collective was measured");
     const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
+    if (!opt.tests.empty() && std::find(opt.tests.begin(), opt.tests.end(), test) == opt.tests.end())
+      continue;
     NcclTestsOptions o;
     o.test = test;
     o.nodes = static_cast<std::uint32_t>(run.nnodes.value_or(1));
@@ -72,6 +74,7 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     // Simulate exactly the measured sizes.
     std::string sizes;
     for (const auto* r : measured) sizes += (sizes.empty() ? "" : ",") + std::to_string(r->size_bytes);
+    o.sets = opt.sets;
     o.sets.push_back("jobs[0].workload.sizes=" + sizes);
     o.min_bytes = measured.front()->size_bytes;
     o.max_bytes = measured.back()->size_bytes;
@@ -134,6 +137,96 @@ std::string validate_table(const nlohmann::json& v) {
   if (v.contains("notes"))
     for (const auto& n : v.at("notes")) s << "note: " << n.get<std::string>() << "\n";
   return s.str();
+}
+
+namespace {
+
+/// Golden-section search for the minimum of f on [lo, hi], `iters` narrowing steps.
+template <class F> double golden_min(F&& f, double lo, double hi, int iters) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = lo, b = hi, c = b - g * (b - a), d = a + g * (b - a);
+  double fc = f(c), fd = f(d);
+  for (int i = 0; i < iters; ++i) {
+    if (fc <= fd) {
+      b = d, d = c, fd = fc;
+      c = b - g * (b - a);
+      fc = f(c);
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + g * (b - a);
+      fd = f(d);
+    }
+  }
+  return fc <= fd ? c : d;
+}
+
+} // namespace
+
+NvlinkFit fit_nvlink(const std::string& log, const NvlinkFitOptions& opt) {
+  const auto runs = calib::parse_nccl_tests_file(log);
+  if (runs.empty()) throw InputError(log + ": no nccl-tests results table found");
+  std::size_t used = 0;
+  for (const auto& run : runs) {
+    const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
+    if (!opt.tests.empty() && std::find(opt.tests.begin(), opt.tests.end(), test) == opt.tests.end())
+      continue;
+    if (run.nnodes.value_or(1) != 1)
+      throw InputError(log + ":" + std::to_string(run.first_line) + ": " + test + " ran on " +
+                       std::to_string(*run.nnodes) +
+                       " nodes; the NVLink fit needs single-node runs (select others with --test)");
+    ++used;
+  }
+  if (used == 0) throw InputError(log + ": none of the requested tests is in the file");
+  ValidateOptions v;
+  v.iters = opt.iters;
+  v.warmup = 1;
+  v.max_bytes = opt.max_bytes;
+  v.tests = opt.tests;
+  NvlinkFit out;
+  auto run_at = [&](double bw, double lat) {
+    ValidateOptions w = v;
+    char b[64], l[64];
+    std::snprintf(b, sizeof b, "nvlink.bandwidth_gbps=%.6g", bw);
+    std::snprintf(l, sizeof l, "nvlink.latency_us=%.6g", lat);
+    w.sets = {b, l};
+    ++out.evaluations;
+    return validate_nccl_tests(log, w);
+  };
+  auto cost = [&](double bw, double lat) {
+    const auto r = run_at(bw, lat);
+    double e = 0;
+    std::size_t n = 0;
+    for (const auto& row : r.at("rows")) {
+      const double m = row.at("measured"), s = row.at("simulated");
+      if (!(m > 0) || !(s > 0)) continue;
+      e += std::log(s / m) * std::log(s / m);
+      ++n;
+    }
+    return n ? e / static_cast<double>(n) : 0.0;
+  };
+  double bw = 3600, lat = 0.7; // the scenario defaults
+  for (int round = 0; round < 3; ++round) {
+    bw = std::exp(
+        golden_min([&](double x) { return cost(std::exp(x), lat); }, std::log(100.0), std::log(20000.0), 18));
+    lat = golden_min([&](double x) { return cost(bw, x); }, 0.0, 20.0, 18);
+  }
+  out.bandwidth_gbps = std::round(bw * 10) / 10;
+  out.latency_us = std::round(lat * 1000) / 1000;
+  out.validation = run_at(out.bandwidth_gbps, out.latency_us);
+  out.rms_log_error = std::sqrt(cost(out.bandwidth_gbps, out.latency_us));
+  return out;
+}
+
+nlohmann::json NvlinkFit::to_json(const std::string& log) const {
+  return {{"nvlink", {{"bandwidth_gbps", bandwidth_gbps}, {"latency_us", latency_us}}},
+          {"fit",
+           {{"source", log},
+            {"model", "scenario keys nvlink.bandwidth_gbps and nvlink.latency_us fitted by simulation to the "
+                      "measured out-of-place busbw (least squares of ln(simulated/measured))"},
+            {"rms_log_error", rms_log_error},
+            {"evaluations", evaluations},
+            {"rows", validation.at("rows")},
+            {"summary", validation.at("summary")}}}};
 }
 
 } // namespace ibn::analysis

@@ -16,16 +16,38 @@
 namespace ibn::analysis {
 
 struct ValidateOptions {
-  std::string fabric;   ///< "" = the front-end's default fabric (non-blocking NDR fat-tree)
-  std::string profile;  ///< "" = no calibration
+  std::string fabric;  ///< "" = the front-end's default fabric (non-blocking NDR fat-tree)
+  std::string profile; ///< "" = no calibration
   std::string engine = "packet";
   std::uint32_t iters = 5, warmup = 1;
   std::uint32_t nics_per_node = 0; ///< 0: from the log (NICs seen per node), else one per GPU
   std::uint64_t max_bytes = 0;     ///< skip sizes above this (0 = none)
+  std::vector<std::string> tests;  ///< only these tests ("all_gather_perf", ...); empty = every test
+  std::vector<std::string> sets;   ///< scenario overrides "key=value" (nvlink.bandwidth_gbps=2900, ...)
 };
 
 /// Validates every test in `log`; returns {"rows": [...], "summary": {...}, "runs": [...]}.
 nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions& opt);
 std::string validate_table(const nlohmann::json& v);
+
+/// `calibrate nvlink`: fits the intra-node model (scenario keys nvlink.bandwidth_gbps and nvlink.latency_us)
+/// to the single-node runs of a real nccl-tests output by simulation: it minimises the mean squared
+/// log-ratio of simulated to measured out-of-place busbw over the rows (validate_nccl_tests with the two
+/// keys set), by coordinate descent (golden-section search on ln(bandwidth) in [100, 20000] Gb/s, then on
+/// the latency in [0, 20] us; three rounds). Runs with more than one node are refused (InputError): their
+/// time includes the network.
+struct NvlinkFitOptions {
+  std::vector<std::string> tests; ///< which tests of the log to fit on; empty = all
+  std::uint64_t max_bytes = 1ull << 30;
+  std::uint32_t iters = 1;
+};
+struct NvlinkFit {
+  double bandwidth_gbps = 0, latency_us = 0;
+  double rms_log_error = 0; ///< sqrt(mean ln(sim/meas)^2) at the fit
+  int evaluations = 0;
+  nlohmann::json validation; ///< validate_nccl_tests at the fit (rows, summary)
+  nlohmann::json to_json(const std::string& log) const;
+};
+NvlinkFit fit_nvlink(const std::string& log, const NvlinkFitOptions& opt);
 
 } // namespace ibn::analysis

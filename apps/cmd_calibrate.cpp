@@ -2,6 +2,7 @@
 // fit: perftest outputs -> profile JSON (calibration/fit.hpp); check: re-run the measured tests in the
 // packet engine with a profile (scenarios/calibrate_check.hpp); measure: run real perftest on a testbed
 // (calibration/measure.hpp).
+#include "analysis/validate.hpp"
 #include "apps/commands.hpp"
 #include "calibration/fit.hpp"
 #include "calibration/measure.hpp"
@@ -243,6 +244,43 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   chk->add_option("--seed", c->seed, "simulation seed (noise draws)")->capture_default_str();
   chk->callback([c] { run_check(*c); });
+
+  struct NvOpts {
+    std::string log, out, max_bytes = "1G";
+    std::vector<std::string> tests;
+    std::uint32_t iters = 1;
+    bool json = false;
+  };
+  auto nv = std::make_shared<NvOpts>();
+  auto* nvc = cal->add_subcommand(
+      "nvlink", "Fit the intra-node (NVLink) model to a real single-node nccl-tests output by simulation.\n"
+                "Example: ibnetsim calibrate nvlink all_gather.log --test all_gather_perf -o nvlink.json");
+  nvc->add_option("LOG", nv->log, "nccl-tests output of one node")->required();
+  nvc->add_option("--test", nv->tests, "fit on this test only (repeatable; default: every test in LOG)");
+  nvc->add_option("--max-bytes", nv->max_bytes, "ignore sizes above this")->capture_default_str();
+  nvc->add_option("-n,--iters", nv->iters, "simulated iterations per size")->capture_default_str();
+  nvc->add_option("-o,--output", nv->out, "write {\"nvlink\": {...}, \"fit\": {...}} to this JSON file");
+  nvc->add_flag("--json", nv->json, "print the JSON instead of the table");
+  nvc->callback([nv] {
+    analysis::NvlinkFitOptions o;
+    o.tests = nv->tests;
+    o.iters = std::max<std::uint32_t>(1, nv->iters);
+    o.max_bytes = parse_size_bytes(nv->max_bytes, "--max-bytes");
+    const auto fit = analysis::fit_nvlink(nv->log, o);
+    const auto j = fit.to_json(nv->log);
+    if (!nv->out.empty()) write_file_atomic(nv->out, j.dump(2) + "\n");
+    if (nv->json) {
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    std::cout << analysis::validate_table(fit.validation);
+    std::printf(
+        "nvlink.bandwidth_gbps = %g Gb/s, nvlink.latency_us = %g us (rms log error %.4f, %d simulations)\n"
+        "use: --set nvlink.bandwidth_gbps=%g --set nvlink.latency_us=%g (run, whatif, nccl-tests, "
+        "validate)\n",
+        fit.bandwidth_gbps, fit.latency_us, fit.rms_log_error, fit.evaluations, fit.bandwidth_gbps,
+        fit.latency_us);
+  });
 
   add_measure_command(*cal);
 }
