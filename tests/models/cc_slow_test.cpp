@@ -39,12 +39,18 @@ topo::Fabric two_switches() {
 
 struct VictimResult {
   double victim_gbps = 0;
-  double incast_gbps = 0; ///< total into h3
+  double incast_gbps = 0;           ///< total into h3
+  Time from, to;                    ///< the measured window
+  double victim_min_rate_gbps = 0;  ///< DCQCN/IB CC: the lowest CC rate of the victim's QP over the run
+  double victim_rate_from_gbps = 0; ///< ... and its CC rate at the start of the window
+  std::uint64_t pause_frames = 0, cnps = 0;
 };
 
 /// Incast h0, h1, h5, h6 -> h3 (through the A-B cable for h0, h1) and a victim h2 -> h4 on the A-B cable,
-/// all posting 64 KiB messages from t = 0; throughput measured in [20 us, first flow done).
-VictimResult victim_run(const PacketConfig& cfg) {
+/// all posting `msgs` 64 KiB messages from t = 0; throughput measured in [first flow done / 2, first flow
+/// done).
+VictimResult victim_run(PacketConfig cfg, int msgs) {
+  cfg.trace_rates = cfg.cc != CcMode::None;
   const topo::Fabric f = two_switches();
   Simulation sim{1};
   const auto tables = routing::builtin_routing().get("minhop").factory(f, {});
@@ -53,7 +59,6 @@ VictimResult victim_run(const PacketConfig& cfg) {
   for (HcaIndex i = 0; i < tables.num_hcas(); ++i)
     hca[std::stoul(f.node(tables.hca_nodes()[i]).name.substr(1))] = i;
   const std::uint64_t msg = 64 << 10;
-  const int msgs = 256; // 16 MiB per flow
   const std::vector<std::pair<int, int>> flows = {{0, 3}, {1, 3}, {5, 3}, {6, 3}, {2, 4}};
   for (const auto& [s, d] : flows)
     for (int k = 0; k < msgs; ++k) net.post({.src = hca[s], .dst = hca[d], .bytes = msg});
@@ -72,6 +77,18 @@ VictimResult victim_run(const PacketConfig& cfg) {
   const Time from = Time::ps(first_done.count_ps() / 2);
   REQUIRE(first_done > from + Time::us(20));
   VictimResult r;
+  r.from = from;
+  r.to = first_done;
+  r.pause_frames = net.stats().pause_frames;
+  r.cnps = net.stats().cnps_received;
+  for (const auto& tr : net.rate_traces())
+    if (tr.src == hca[2] && !tr.rate_gbps.empty()) {
+      r.victim_min_rate_gbps = tr.rate_gbps.front().value;
+      for (const auto& pt : tr.rate_gbps) {
+        r.victim_min_rate_gbps = std::min(r.victim_min_rate_gbps, pt.value);
+        if (pt.t <= from) r.victim_rate_from_gbps = pt.value;
+      }
+    }
   for (std::size_t i = 0; i < net.num_messages(); ++i) {
     const auto& m = net.message(static_cast<MessageId>(i));
     if (m.delivered < from || m.delivered >= first_done) continue;
@@ -90,54 +107,68 @@ TEST_CASE("congestion spreading: the victim of an incast's backpressure, and its
   // Max-min fair shares: the four incast flows get C/4 each at h3; the A-B cable carries two of them (C/2)
   // and leaves C/2 to the victim h2 -> h4, whose own path is otherwise idle.
   const double eff_ib = 4096.0 / (4096 + 26), eff_roce = 4096.0 / (4096 + 82);
+  // Flow sizes: 256 x 64 KiB (16 MiB) when the state is stationary (no CC: PFC / credit backpressure from
+  // the start) or the CC reacts within tens of us (IB CC: CCTI timer 20.48 us). DCQCN with the NVIDIA
+  // firmware profile increases only on its rate timer T = 300 us (rpg_time_reset) or on 32,767-byte
+  // byte-counter events, so after the initial burst (~0.1 ms of cuts) it needs several T to climb back:
+  // 1,024 x 64 KiB (64 MiB) puts the measured half at >= 6 T (1.8 ms) after the start.
   struct Case {
     std::string name;
     nlohmann::json json;
     double eff;
+    int msgs;
+  };
+  const nlohmann::json roce = {{"link_layer", "rocev2"}, {"flow_control", "pfc"}};
+  auto with = [](nlohmann::json j, const nlohmann::json& patch) {
+    j.merge_patch(patch);
+    return j;
   };
   const std::vector<Case> cases = {
-      {"IB credits, no CC", {{"cc", "none"}}, eff_ib},
+      {"IB credits, no CC", {{"cc", "none"}}, eff_ib, 256},
       {"IB credits, IB CC",
        {{"cc", "ibcc"},
         {"ibcc", {{"threshold_bytes", 65536}, {"marking_rate", 15}, {"ccti_timer_us", 20.48}}}},
-       eff_ib},
-      {"RoCE PFC, no CC", {{"link_layer", "rocev2"}, {"flow_control", "pfc"}, {"cc", "none"}}, eff_roce},
-      {"RoCE PFC, DCQCN",
-       {{"link_layer", "rocev2"},
-        {"flow_control", "pfc"},
-        {"cc", "dcqcn"},
-        {"dcqcn", {{"profile", "paper"}}}},
-       eff_roce},
+       eff_ib,
+       256},
+      {"RoCE PFC, no CC", with(roce, {{"cc", "none"}}), eff_roce, 256},
+      {"RoCE PFC, DCQCN nvidia-default",
+       with(roce, {{"cc", "dcqcn"}, {"dcqcn", {{"profile", "nvidia-default"}}}}), eff_roce, 1024},
+      {"RoCE PFC, DCQCN paper", with(roce, {{"cc", "dcqcn"}, {"dcqcn", {{"profile", "paper"}}}}), eff_roce,
+       256},
   };
   std::vector<VictimResult> res;
   for (const auto& c : cases) {
     PacketConfig cfg;
     cfg.apply_json(c.json, "packet");
-    res.push_back(victim_run(cfg));
-    MESSAGE(c.name << ": victim " << res.back().victim_gbps << " Gb/s, incast " << res.back().incast_gbps
-                   << " Gb/s (victim's fair share " << 200 * c.eff << ")");
+    res.push_back(victim_run(cfg, c.msgs));
+    const VictimResult& r = res.back();
+    MESSAGE(c.name << ": victim " << r.victim_gbps << " Gb/s, incast " << r.incast_gbps
+                   << " Gb/s (victim's fair share " << 200 * c.eff << "); window [" << r.from.to_us() << ", "
+                   << r.to.to_us() << "] us; victim's CC rate: lowest " << r.victim_min_rate_gbps
+                   << ", at the window's start " << r.victim_rate_from_gbps << " Gb/s; " << r.pause_frames
+                   << " pause frames, " << r.cnps << " CNPs/BECNs");
   }
-  for (int lossless = 0; lossless < 2; ++lossless) {
-    const VictimResult& none = res[static_cast<std::size_t>(2 * lossless)];
-    const VictimResult& cc = res[static_cast<std::size_t>(2 * lossless + 1)];
-    const double share = 200 * cases[static_cast<std::size_t>(2 * lossless)].eff;
-    CAPTURE(lossless);
+  // {no CC, with CC} pairs: IB credits with IB CC, RoCE PFC with DCQCN (NVIDIA firmware profile).
+  for (const auto& [none_i, cc_i] : {std::pair<std::size_t, std::size_t>{0, 1}, {2, 3}}) {
+    const VictimResult& none = res[none_i];
+    const VictimResult& cc = res[cc_i];
+    const double share = 200 * cases[none_i].eff;
+    CAPTURE(cases[cc_i].name);
     // Without CC, backpressure from h3's port blocks the A-B cable: the victim gets well under its share
     // (head-of-line blocking at swB's input from swA).
     CHECK(none.victim_gbps < 0.75 * share);
-    if (lossless == 1) {
-      // DCQCN with the paper's (40 Gb/s era) profile at 400 Gb/s: the first burst cuts every sender,
-      // including the victim (marked at swA's congested output), and the additive increase (40 Mb/s per
-      // 55 us) cannot bring it back within this 1 ms window: measured, reported, not asserted
-      // (docs/congestion-control.md, "Known behaviour").
-      continue;
-    }
-    // With IB CC the incast senders slow down before the input buffers fill: the victim recovers most of it.
+    // With CC the incast senders slow down before the input buffers fill: the victim recovers most of it.
     CHECK(cc.victim_gbps > 0.75 * share);
     CHECK(cc.victim_gbps > 1.2 * none.victim_gbps);
     // ... while the incast still uses most of h3's link.
-    CHECK(cc.incast_gbps > 0.8 * 400 * cases[static_cast<std::size_t>(2 * lossless)].eff);
+    CHECK(cc.incast_gbps > 0.8 * 400 * cases[none_i].eff);
   }
+  // DCQCN with the paper's 40 Gb/s-era profile (cases[4]) is measured and reported, not asserted: the first
+  // burst (1,200 Gb/s offered to 400 Gb/s at both swA's A-B output and h3's port, the queues at the PFC
+  // limit) cuts every QP, the victim included, once per CNP interval (50 us) down to 1/16 of the line
+  // rate; the clamped target then brings it back only to 1/8, and the additive step of 40 Mb/s per 55 us
+  // (hyper increase needs 5 x 10 MB of byte counter) takes tens of ms to reach the share
+  // (docs/congestion-control.md, "Known behaviour").
 }
 
 TEST_CASE("adaptive routing gives at least static routing's throughput on a permutation across a 3:1 tier") {
