@@ -1,9 +1,10 @@
 // Congestion control and lossless dynamics of the packet engine: the DCQCN and IB CC reaction points in
-// closed form, ECN/FECN marking, PFC pause/resume, incast convergence under DCQCN, and configuration.
-// (Victim-flow and adaptive-routing scenarios: cc_slow_test.cpp.)
+// closed form, ECN/FECN marking, PFC pause/resume, IB CC on an incast, and configuration. (DCQCN incast
+// convergence, victim-flow and adaptive-routing scenarios, which take seconds: cc_slow_test.cpp.)
 #include "models/packet/cc.hpp"
 #include "models/packet/network.hpp"
 #include "models/routing/routing.hpp"
+#include "tests/models/cc_fabrics.hpp"
 #include "tests/models/packet_run.hpp"
 #include "tests/test_util.hpp"
 #include "topology/generators.hpp"
@@ -17,43 +18,8 @@
 using namespace ibn;
 using namespace ibn::pkt;
 
-namespace {
-
-using ibn::test::add_node;
-
-/// `hosts` HCAs on one switch, 2 m DAC, NDR 4x (400 Gb/s).
-topo::Fabric star(int hosts) {
-  topo::Fabric f;
-  const auto sw = add_node(f, topo::NodeKind::Switch, "sw", std::max(hosts, 2), 1);
-  for (int i = 0; i < hosts; ++i) {
-    const auto h = add_node(f, topo::NodeKind::Hca, "h" + std::to_string(i), 1, 0, i);
-    f.add_link(topo::make_link({h, 1}, {sw, i + 1}, {topo::Generation::NDR, 4}, 2.0, topo::Medium::Dac));
-  }
-  return f;
-}
-
+using ibn::test::cc_star;
 using ibn::test::Run;
-
-double jain(const std::vector<double>& x) {
-  const double s = std::accumulate(x.begin(), x.end(), 0.0);
-  double s2 = 0;
-  for (double v : x) s2 += v * v;
-  return s * s / (static_cast<double>(x.size()) * s2);
-}
-
-/// Bytes of each sender's messages delivered in [from, to) (messages are small, so this is a rate).
-std::vector<double> delivered_in(const PacketNetwork& net, int senders, Time from, Time to) {
-  std::vector<double> b(static_cast<std::size_t>(senders), 0.0);
-  for (std::size_t i = 0; i < net.num_messages(); ++i) {
-    const auto& m = net.message(static_cast<MessageId>(i));
-    if (m.is_delivered && m.delivered >= from && m.delivered < to &&
-        m.spec.src < static_cast<HcaIndex>(senders))
-      b[m.spec.src] += static_cast<double>(m.spec.bytes);
-  }
-  return b;
-}
-
-} // namespace
 
 TEST_CASE("DCQCN reaction point: cut, fast recovery, additive and hyper increase in closed form") {
   const double C = 400e9;
@@ -155,7 +121,7 @@ TEST_CASE("ECN marking follows Kmin/Kmax: none below Kmin, all above Kmax, at en
     CAPTURE(to_string(point));
     for (const auto& [kmin, kmax, expect] :
          std::vector<std::tuple<std::uint32_t, std::uint32_t, int>>{{1u << 30, 1u << 30, 0}, {0, 0, 1}}) {
-      const topo::Fabric f = star(4);
+      const topo::Fabric f = cc_star(4);
       PacketConfig cfg;
       cfg.cc = CcMode::Dcqcn;
       cfg.dcqcn.kmin_bytes = kmin;
@@ -188,75 +154,8 @@ TEST_CASE("ECN marking follows Kmin/Kmax: none below Kmin, all above Kmax, at en
   }
 }
 
-TEST_CASE(
-    "N:1 incast with DCQCN under PFC: fair shares (Jain >= 0.95) and the queue bounded near Kmax + BDP") {
-  // Four senders start 20 us apart toward h4 on one switch (RoCEv2, PFC, 400 Gb/s), each posting 64 KiB
-  // messages back to back; per-sender throughput is measured from message deliveries in the second half.
-  const int n = 4;
-  const topo::Fabric f = star(n + 1);
-  auto run = [&](CcMode cc, double& jain_second_half, std::uint64_t& peak_queue, double& total_gbps) {
-    PacketConfig cfg;
-    cfg.apply_json(nlohmann::json{{"link_layer", "rocev2"}, {"flow_control", "pfc"}}, "packet");
-    cfg.pfc.buffer_bytes = 2 << 20;
-    cfg.cc = cc;
-    cfg.dcqcn = DcqcnParams::profile_named("nvidia-default", "t");
-    cfg.dcqcn.kmin_bytes = 20'000;
-    cfg.dcqcn.kmax_bytes = 100'000;
-    cfg.dcqcn.pmax = 0.2;
-    cfg.trace_interval_ns = 500;
-    Run r(f, cfg);
-    const std::uint64_t msg = 64 << 10;
-    const int msgs = 160; // 10 MiB per sender
-    for (int s = 0; s < n; ++s)
-      for (int k = 0; k < msgs; ++k)
-        r.net->post_at(Time::us(20 * s),
-                       {.src = static_cast<HcaIndex>(s), .dst = static_cast<HcaIndex>(n), .bytes = msg});
-    // The window where all four compete: from the last start to the first sender's completion.
-    Time first_done = Time::max();
-    r.sim.run();
-    for (int s = 0; s < n; ++s) {
-      Time last;
-      for (std::size_t i = 0; i < r.net->num_messages(); ++i) {
-        const auto& m = r.net->message(static_cast<MessageId>(i));
-        if (m.spec.src == static_cast<HcaIndex>(s)) last = std::max(last, m.delivered);
-      }
-      first_done = std::min(first_done, last);
-    }
-    const Time start = Time::us(20 * (n - 1));
-    const Time mid = start + Time::ps((first_done - start).count_ps() / 2);
-    const auto b = delivered_in(*r.net, n, mid, first_done);
-    jain_second_half = jain(b);
-    total_gbps = std::accumulate(b.begin(), b.end(), 0.0) * 8 / (first_done - mid).to_s() / 1e9;
-    // The bottleneck queue (switch port toward h4) over the same half.
-    peak_queue = 0;
-    for (const auto& tr : r.net->queue_traces())
-      if (f.node(tr.node).kind == topo::NodeKind::Switch && tr.port == n + 1)
-        for (const auto& pt : tr.queue_bytes)
-          if (pt.t >= mid && pt.t < first_done)
-            peak_queue = std::max(peak_queue, static_cast<std::uint64_t>(pt.value));
-    CHECK(r.net->stats().pfc_drops == 0);
-    return cfg;
-  };
-  double j_cc = 0, j_none = 0, g_cc = 0, g_none = 0;
-  std::uint64_t q_cc = 0, q_none = 0;
-  const PacketConfig cfg = run(CcMode::Dcqcn, j_cc, q_cc, g_cc);
-  run(CcMode::None, j_none, q_none, g_none);
-  // BDP of the control loop: C x (base RTT + CNP spacing), base RTT = data path + CNP path =
-  // 2 x (nic_tx + 2 prop + t_switch + nic_rx) + one packet time.
-  const double rtt_s = 2 * (300e-9 + 2 * 2 * 4.76e-9 + 200e-9 + 300e-9) + (4096 + 82) * 8 / 400e9;
-  const double bdp = 400e9 / 8 * (rtt_s + cfg.dcqcn.cnp_interval_us * 1e-6);
-  MESSAGE("DCQCN: Jain " << j_cc << ", peak queue " << q_cc << " B, " << g_cc << " Gb/s; none: Jain "
-                         << j_none << ", peak queue " << q_none
-                         << " B; Kmax + BDP = " << cfg.dcqcn.kmax_bytes + bdp);
-  CHECK(j_cc >= 0.95);
-  CHECK(static_cast<double>(q_cc) <= cfg.dcqcn.kmax_bytes + bdp);
-  CHECK(g_cc > 0.9 * 400 * 4096.0 / (4096 + 82)); // the bottleneck stays busy
-  // Without CC the same incast fills the input buffers up to PFC's XOFF: the bound is DCQCN's doing.
-  CHECK(static_cast<double>(q_none) > cfg.dcqcn.kmax_bytes + bdp);
-}
-
 TEST_CASE("PFC: an incast pauses the senders without loss; pause frames come in XOFF/XON pairs") {
-  const topo::Fabric f = star(5);
+  const topo::Fabric f = cc_star(5);
   PacketConfig cfg;
   cfg.apply_json(
       nlohmann::json{{"link_layer", "rocev2"}, {"flow_control", "pfc"}, {"pfc", {{"buffer_bytes", 262144}}}},
@@ -298,7 +197,7 @@ TEST_CASE("PFC: an incast pauses the senders without loss; pause frames come in 
 }
 
 TEST_CASE("IB CC on an incast: FECN marks, BECNs, CCTI rises, and falls back to 0 after the congestion") {
-  const topo::Fabric f = star(5);
+  const topo::Fabric f = cc_star(5);
   PacketConfig cfg;
   cfg.cc = CcMode::IbCc;
   cfg.ibcc.threshold_bytes = 32768;
