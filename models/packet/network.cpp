@@ -918,8 +918,8 @@ struct PacketNetwork::Impl {
     }
     const std::size_t q = static_cast<std::size_t>(p.vl) * tx.radix + (in_port - 1);
     fifo_push(tx.voq[q], pi);
-    tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + (in_port - 1) / 64] |= 1ull
-                                                                                   << ((in_port - 1) % 64);
+    const auto in = static_cast<unsigned>(in_port - 1); // (unsigned: / and % are a shift and a mask)
+    tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + in / 64] |= 1ull << (in % 64);
     if (mark_enqueue) mark(tx, p, tx.queued_bytes);
     tx.queued_bytes += p.wire;
     tx.queued_packets++;
@@ -1028,7 +1028,7 @@ struct PacketNetwork::Impl {
         input = candidate_input(tx, e.vl);
         if (input >= 0) return e.vl;
       }
-      st.pos = (st.pos + 1) % n;
+      st.pos = st.pos + 1 == n ? 0 : st.pos + 1;
       st.left = table[st.pos].weight;
     }
     return -1;
@@ -1058,17 +1058,19 @@ struct PacketNetwork::Impl {
     Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + input];
     const std::uint32_t pi = fifo_pop(f);
     if (f.empty())
-      tx.nonempty[static_cast<std::size_t>(vl) * tx.words + input / 64] &= ~(1ull << (input % 64));
+      tx.nonempty[static_cast<std::size_t>(vl) * tx.words + static_cast<unsigned>(input) / 64] &=
+          ~(1ull << (static_cast<unsigned>(input) % 64));
     tx.rr_input[static_cast<std::size_t>(vl)] = input;
     const std::uint32_t wire = pool[pi].wire;
     tx.queued_bytes -= wire;
     tx.queued_packets--;
     if (mark_dequeue) mark(tx, pool[pi], tx.queued_bytes);
+    if (single_arb_vl >= 0) return pi; // no VL arbitration state to keep (one table entry, never switched)
     Tx::Arb& st = high ? tx.high : tx.low;
     const auto& table = high ? arb_high : arb_low;
     st.left -= static_cast<int>(PacketConfig::credits_for(wire));
     if (st.left <= 0) { // weight spent: the next entry gets the grant
-      st.pos = (st.pos + 1) % table.size();
+      st.pos = st.pos + 1 == table.size() ? 0 : st.pos + 1;
       st.left = table[st.pos].weight;
     }
     tx.high_bytes = high ? tx.high_bytes + wire : 0;
@@ -1337,20 +1339,19 @@ struct PacketNetwork::Impl {
   std::uint32_t make_request(std::uint32_t q, Tx& tx, Time now, Time& wake, bool& done) {
     Qp& qp = qps[q];
     // Skip READs whose request is already out (after a go-back-N rewind).
-    while (qp.send_pos < qp.sendq.size()) {
-      const Msg& m = msgs[qp.sendq[qp.send_pos]];
-      if (m.rec.spec.verb == Verb::Read && m.req_sent) {
-        ++qp.send_pos;
-        qp.send_off = 0;
-      } else {
+    std::uint32_t mi = kNil;
+    for (const std::size_t n = qp.sendq.size(); qp.send_pos < n; ++qp.send_pos, qp.send_off = 0) {
+      const std::uint32_t cand = qp.sendq[qp.send_pos];
+      const Msg& c = msgs[cand];
+      if (c.rec.spec.verb != Verb::Read || !c.req_sent) {
+        mi = cand;
         break;
       }
     }
-    if (qp.send_pos >= qp.sendq.size()) {
+    if (mi == kNil) {
       done = true;
       return kNil;
     }
-    const std::uint32_t mi = qp.sendq[qp.send_pos];
     Msg& m = msgs[mi];
     Time ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
     if (ready > now && cc_dcqcn && qp.next_send_time > now) {
