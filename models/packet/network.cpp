@@ -780,7 +780,7 @@ struct PacketNetwork::Impl {
     }
   }
 
-  void tx_done(Tx& tx) {
+  [[gnu::noinline]] void tx_done(Tx& tx) {
     tx.busy = false;
     const std::uint32_t pi = tx.current;
     tx.current = kNil;
@@ -803,7 +803,7 @@ struct PacketNetwork::Impl {
   }
 
   /// The packets on `tx`'s cable that have reached the peer by now, in order.
-  void arrivals(Tx& tx) {
+  [[gnu::noinline]] void arrivals(Tx& tx) {
     const Time now = sim.now();
     do {
       const std::uint32_t pi = tx.wire.front().a;
