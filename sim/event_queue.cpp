@@ -148,45 +148,26 @@ void WindowQueue::clear() {
   summary_ = 0;
   nodes_.resize(1); // keeps the sentinel
   free_ = kNil;
-  min_slot_ = kUnknown;
+  min_slot_ = kFromHeap;
+  min_key_ = kNoKey;
   cur_ = 0;
   size_ = 0;
   near_size_ = 0;
   far_.clear();
 }
 
-void WindowQueue::push(const Event& e) {
-  ++size_;
-  min_slot_ = kUnknown;
-  const std::int64_t b = bucket_index(e.time) - cur_;
-  if (b < 0 || b >= static_cast<std::int64_t>(kBuckets)) {
-    far_.push(e); // beyond the window or before its start
-    return;
+std::uint32_t WindowQueue::grow_nodes() {
+  const auto n = static_cast<std::uint32_t>(nodes_.size());
+  nodes_.emplace_back(); // its `next` is kNil: the free list stays empty once push takes it
+  return n;
+}
+
+void WindowQueue::push_far(const Event& e) {
+  far_.push(e);
+  if (const unsigned __int128 k = event_key(e); k < min_key_) {
+    min_key_ = k;
+    min_slot_ = kFromHeap;
   }
-  const std::size_t slot = static_cast<std::size_t>(b + cur_) & kMask;
-  Bucket& bk = buckets_[slot];
-  // An empty bucket's tail is the sentinel node, earlier than any event: the common case (appending) then
-  // takes no data-dependent branch, whether the bucket was empty or not.
-  const std::uint32_t tail = bk.tail;
-  if (event_before(e, nodes_[tail].e)) [[unlikely]] {
-    insert_inside(e, slot);
-    return;
-  }
-  std::uint32_t n = free_;
-  if (n != kNil)
-    free_ = nodes_[n].next;
-  else {
-    n = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.emplace_back();
-  }
-  nodes_[n].e = e;
-  nodes_[n].next = kNil;
-  nodes_[tail].next = n; // (writes the sentinel's link when the bucket was empty; never read)
-  const std::uint32_t was_empty = 0u - static_cast<std::uint32_t>(tail == kSentinel); // all ones or zero
-  bk.head = (n & was_empty) | (bk.head & ~was_empty); // (a mask, not ?:, which compilers turn into a branch)
-  bk.tail = n;
-  set_bit(slot);
-  ++near_size_;
 }
 
 void WindowQueue::insert_inside(const Event& e, std::size_t slot) {
@@ -197,19 +178,14 @@ void WindowQueue::insert_inside(const Event& e, std::size_t slot) {
   std::uint32_t at = bk.head;
   for (int k = 0; !event_before(e, nodes_[at].e); ++k) {
     if (k == kMaxWalk) {
-      far_.push(e);
+      push_far(e); // (not the smallest: at least kMaxWalk bucketed events come before it)
       return;
     }
     prev = at;
     at = nodes_[at].next; // not past the tail: e is earlier than the tail
   }
-  std::uint32_t n = free_;
-  if (n != kNil)
-    free_ = nodes_[n].next;
-  else {
-    n = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.emplace_back();
-  }
+  const std::uint32_t n = free_ != kNil ? free_ : grow_nodes();
+  free_ = nodes_[n].next;
   nodes_[n].e = e;
   nodes_[n].next = at;
   if (prev == kNil)
@@ -217,66 +193,19 @@ void WindowQueue::insert_inside(const Event& e, std::size_t slot) {
   else
     nodes_[prev].next = n;
   ++near_size_;
-}
-
-std::size_t WindowQueue::first_slot() const {
-  // Circularly from the window start: the rest of its word, the later words, then (wrapping) the earlier
-  // ones.
-  const std::size_t s = static_cast<std::size_t>(cur_) & kMask;
-  const std::size_t w = s >> 6;
-  if (const std::uint64_t x = bits_[w] & (~std::uint64_t{0} << (s & 63)); x != 0)
-    return (w << 6) + static_cast<std::size_t>(std::countr_zero(x));
-  const std::uint64_t later = w == 63 ? 0 : summary_ & (~std::uint64_t{0} << (w + 1));
-  const auto w2 = static_cast<std::size_t>(std::countr_zero(later != 0 ? later : summary_));
-  return (w2 << 6) + static_cast<std::size_t>(std::countr_zero(bits_[w2]));
-}
-
-void WindowQueue::locate() const {
-  // The earliest bucketed event against the heap's top; remembered until the next push or pop.
-  if (near_size_ == 0) {
-    min_slot_ = kFromHeap;
-  } else {
-    min_slot_ = first_slot();
-    if (!far_.empty() && event_before(far_.top(), nodes_[buckets_[min_slot_].head].e)) min_slot_ = kFromHeap;
+  if (const unsigned __int128 k = event_key(e); k < min_key_) {
+    min_key_ = k;
+    min_slot_ = slot;
   }
 }
 
-const Event& WindowQueue::top() const {
-  assert(size_ > 0);
-  if (min_slot_ == kUnknown) locate();
-  return min_slot_ == kFromHeap ? far_.top() : nodes_[buckets_[min_slot_].head].e;
-}
-
-Event WindowQueue::pop() {
-  assert(size_ > 0);
-  if (min_slot_ == kUnknown) locate();
-  const std::size_t slot = min_slot_;
-  min_slot_ = kUnknown;
-  --size_;
-  if (slot != kFromHeap) {
-    Bucket& bk = buckets_[slot];
-    const std::uint32_t n = bk.head;
-    const Event out = nodes_[n].e;
-    const std::uint32_t next = nodes_[n].next;
-    const bool emptied = next == kNil;
-    bk.head = next;
-    bk.tail &= 0u - static_cast<std::uint32_t>(!emptied); // kSentinel (0) when it emptied
-    // Clear the bucket's bit if it emptied, and the summary bit if its word did (no branch on either).
-    std::uint64_t& word = bits_[slot >> 6];
-    word &= ~(std::uint64_t{emptied} << (slot & 63));
-    summary_ &= ~(std::uint64_t{word == 0} << (slot >> 6));
-    nodes_[n].next = free_;
-    free_ = n;
-    --near_size_;
-    // The window now starts at this event's bucket (every bucketed event is at or after it).
-    cur_ += static_cast<std::int64_t>((slot - (static_cast<std::size_t>(cur_) & kMask)) & kMask);
-    return out;
-  }
+Event WindowQueue::pop_far() {
   const Event out = far_.pop();
   // Move the window start up to this event (never back: bucketed events must stay inside the window).
   if (const std::int64_t b = bucket_index(out.time); b > cur_) {
     if (near_size_ == 0 || b - cur_ < static_cast<std::int64_t>(kBuckets)) cur_ = b;
   }
+  locate();
   return out;
 }
 

@@ -21,6 +21,7 @@
 // The queues know nothing of cancellation; Simulation does that lazily.
 #include "sim/time.hpp"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -188,6 +189,10 @@ class CalendarQueue {
 /// over it, finds the earliest bucket with two count-trailing-zeros; pop() takes the smaller of that bucket's
 /// head and the heap's top. So near events cost O(1) to push and pop, and nothing is ever moved between the
 /// two parts. Pops exactly the same sequence as the heaps: (time, seq) order.
+///
+/// The location of the smallest event (its bucket, or the heap) is kept up to date: pop() finds the next one,
+/// and push() compares the new event with it, so top() is a load. push, top and pop are inline (they run
+/// once or twice per simulated event); the rare paths (a walk inside a bucket, node pool growth) are not.
 class WindowQueue {
  public:
   static constexpr int kShift = 9;              ///< bucket width 2^9 ps = 0.512 ns
@@ -198,10 +203,82 @@ class WindowQueue {
   void reserve(std::size_t n) { nodes_.reserve(n + 1); }
   void clear();
   /// The smallest event. Precondition: !empty().
-  const Event& top() const;
-  void push(const Event& e);
+  const Event& top() const {
+    return min_slot_ == kFromHeap ? far_.top() : nodes_[buckets_[min_slot_].head].e;
+  }
+  /// event_key(top()), or the largest key when empty: one load instead of top()'s two.
+  unsigned __int128 top_key() const { return min_key_; }
+
+  void push(const Event& e) {
+    ++size_;
+    const std::int64_t b = bucket_index(e.time) - cur_;
+    if (static_cast<std::uint64_t>(b) >= kBuckets) [[unlikely]] { // beyond the window or before its start
+      push_far(e);
+      return;
+    }
+    const std::size_t slot = static_cast<std::size_t>(b + cur_) & kMask;
+    Bucket& bk = buckets_[slot];
+    // An empty bucket's tail is the sentinel node, earlier than any event: the common case (appending) then
+    // takes no data-dependent branch, whether the bucket was empty or not.
+    const std::uint32_t tail = bk.tail;
+    if (event_before(e, nodes_[tail].e)) [[unlikely]] {
+      insert_inside(e, slot);
+      return;
+    }
+    const std::uint32_t n = free_ != kNil ? free_ : grow_nodes();
+    Node& node = nodes_[n];
+    free_ = node.next;
+    node.e = e;
+    node.next = kNil;
+    nodes_[tail].next = n; // (writes the sentinel's link when the bucket was empty; never read)
+    const std::uint32_t was_empty = 0u - static_cast<std::uint32_t>(tail == kSentinel); // all ones or zero
+    bk.head =
+        (n & was_empty) | (bk.head & ~was_empty); // (a mask, not ?:, which compilers turn into a branch)
+    bk.tail = n;
+    set_bit(slot);
+    ++near_size_;
+    // The new event is the smallest if it is before the current smallest (min_key_ is the largest key when
+    // the queue was empty).
+    if (const unsigned __int128 k = event_key(e); k < min_key_) {
+      min_key_ = k;
+      min_slot_ = slot;
+    }
+  }
+
   /// Removes and returns the smallest event. Precondition: !empty().
-  Event pop();
+  Event pop() {
+    const std::size_t slot = min_slot_;
+    --size_;
+    if (slot == kFromHeap) [[unlikely]]
+      return pop_far();
+    Bucket& bk = buckets_[slot];
+    const std::uint32_t n = bk.head;
+    Node& node = nodes_[n];
+    const Event out = node.e;
+    const std::uint32_t next = node.next;
+    const bool emptied = next == kNil;
+    bk.head = next;
+    bk.tail &= 0u - static_cast<std::uint32_t>(!emptied); // kSentinel (0) when it emptied
+    // Clear the bucket's bit if it emptied, and the summary bit if its word did (no branch on either).
+    std::uint64_t& word = bits_[slot >> 6];
+    word &= ~(std::uint64_t{emptied} << (slot & 63));
+    summary_ &= ~(std::uint64_t{word == 0} << (slot >> 6));
+    node.next = free_;
+    free_ = n;
+    --near_size_;
+    // The window now starts at this event's bucket (every bucketed event is at or after it).
+    cur_ += static_cast<std::int64_t>((slot - (static_cast<std::size_t>(cur_) & kMask)) & kMask);
+    if (emptied) {
+      locate();
+    } else {
+      min_key_ = event_key(nodes_[next].e);
+      if (!far_.empty() && event_key(far_.top()) < min_key_) [[unlikely]] {
+        min_slot_ = kFromHeap;
+        min_key_ = event_key(far_.top());
+      }
+    }
+    return out;
+  }
 
  private:
   static constexpr std::size_t kMask = kBuckets - 1;
@@ -219,9 +296,36 @@ class WindowQueue {
     std::uint32_t tail = kSentinel;
   };
   static std::int64_t bucket_index(Time t) { return t.count_ps() >> kShift; } // floor, also for t < 0
-  std::size_t first_slot() const; // slot of the earliest non-empty bucket; precondition: near_size_ > 0
+  /// Slot of the earliest non-empty bucket; precondition: near_size_ > 0.
+  std::size_t first_slot() const {
+    // Circularly from the window start: the rest of its word, the later words, then (wrapping) the earlier
+    // ones.
+    const std::size_t s = static_cast<std::size_t>(cur_) & kMask;
+    const std::size_t w = s >> 6;
+    if (const std::uint64_t x = bits_[w] & (~std::uint64_t{0} << (s & 63)); x != 0)
+      return (w << 6) + static_cast<std::size_t>(std::countr_zero(x));
+    const std::uint64_t later = w == kWords - 1 ? 0 : summary_ & (~std::uint64_t{0} << (w + 1));
+    const auto w2 = static_cast<std::size_t>(std::countr_zero(later != 0 ? later : summary_));
+    return (w2 << 6) + static_cast<std::size_t>(std::countr_zero(bits_[w2]));
+  }
+  /// Sets min_slot_: the earliest bucketed event against the heap's top (kFromHeap also when all is empty).
+  void locate() {
+    if (near_size_ == 0) [[unlikely]] {
+      min_slot_ = kFromHeap;
+      min_key_ = far_.empty() ? kNoKey : event_key(far_.top());
+      return;
+    }
+    min_slot_ = first_slot();
+    min_key_ = event_key(nodes_[buckets_[min_slot_].head].e);
+    if (!far_.empty() && event_key(far_.top()) < min_key_) [[unlikely]] {
+      min_slot_ = kFromHeap;
+      min_key_ = event_key(far_.top());
+    }
+  }
+  void push_far(const Event& e);                        // into the heap, updating the minimum
+  Event pop_far();                                      // the minimum is the heap's top
   void insert_inside(const Event& e, std::size_t slot); // e is earlier than the bucket's last event
-  void locate() const;                                  // sets min_slot_
+  std::uint32_t grow_nodes();                           // a new node at the end of nodes_ (on the free list)
   void set_bit(std::size_t s) {
     bits_[s >> 6] |= std::uint64_t{1} << (s & 63);
     summary_ |= std::uint64_t{1} << (s >> 6);
@@ -236,10 +340,11 @@ class WindowQueue {
   std::size_t size_ = 0;
   std::size_t near_size_ = 0;
   DaryHeap<4> far_;
-  // Where the smallest event is (a slot, or the heap), found by top() and reused by the pop() that follows.
-  static constexpr std::size_t kUnknown = ~std::size_t{0};
-  static constexpr std::size_t kFromHeap = kUnknown - 1;
-  mutable std::size_t min_slot_ = kUnknown;
+  // Where the smallest event is: a slot, or the heap (also when the queue is empty). Always up to date.
+  static constexpr std::size_t kFromHeap = ~std::size_t{0};
+  std::size_t min_slot_ = kFromHeap;
+  static constexpr unsigned __int128 kNoKey = ~static_cast<unsigned __int128>(0);
+  unsigned __int128 min_key_ = kNoKey; // event_key of the smallest event; kNoKey when empty
 };
 
 /// The queue Simulation uses. Chosen with bench/event_queue_bench.cpp and bench/packet_bench.cpp

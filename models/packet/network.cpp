@@ -113,19 +113,21 @@ class ItemRing {
   }
 
  private:
-  std::uint32_t capacity() const { return buf_ ? mask_ + 1 : 0; }
+  std::uint32_t capacity() const { return cap_; }
   void grow() {
-    const std::uint32_t cap = capacity() == 0 ? 8 : capacity() * 2;
+    const std::uint32_t cap = cap_ == 0 ? 8 : cap_ * 2;
     auto n = std::make_unique<LineItem[]>(cap);
     for (std::uint32_t i = 0; i < count_; ++i) n[i] = buf_[(head_ + i) & mask_];
     buf_ = std::move(n);
     head_ = 0;
     mask_ = cap - 1;
+    cap_ = cap;
   }
   std::unique_ptr<LineItem[]> buf_;
   std::uint32_t head_ = 0;
   std::uint32_t count_ = 0;
   std::uint32_t mask_ = 0;
+  std::uint32_t cap_ = 0; // mask_ + 1 once allocated
 };
 
 // Event tags of a transmitter (one component per directed cable end).
@@ -204,12 +206,18 @@ struct PacketNetwork::Impl {
     int radix = 0;
     int words = 0;
     std::uint64_t ps_per_byte = 0; ///< 8e12 / rate when that is a whole number (then no carry), else 0
+    std::uint64_t cap_bps = 0;     ///< HCA injection cap below the link rate (0: none)
     Time prop;
     /// HCA injection cap: the earliest time the next packet may start (Time::zero() when uncapped).
     Time gate;
     Time wake_at = Time::max(); ///< earliest pending kWake event (Time::max(): none)
     std::uint64_t queued_bytes = 0;
     std::uint64_t queued_packets = 0;
+    // Counted per packet here, next to the rest of the hot state; port_stats() copies them into PortStats.
+    std::uint64_t peak_queue = 0; ///< PortStats::peak_queue_bytes
+    std::uint64_t sent_packets = 0;
+    std::uint64_t sent_bytes = 0;
+    Time busy_time;
     ItemRing wire;    ///< (arrival time at the peer, packet)
     ItemRing creditq; ///< (arrival time here, VL, credits)
     /// Switch outputs, static routing: packets bound for this output that have not reached its switch yet,
@@ -224,7 +232,6 @@ struct PacketNetwork::Impl {
     std::array<int, kMaxVls> rr_input{};         ///< per VL: last input served (0-based)
     // Statistics and the rest.
     std::uint64_t carry = 0;
-    std::uint64_t cap_bps = 0;   ///< HCA injection cap below the link rate (0: none)
     std::uint64_t cap_carry = 0; ///< remainder of the cap's gap computation (like `carry`)
     std::uint64_t rate_bps = 0;
     Time stall_since;
@@ -401,8 +408,11 @@ struct PacketNetwork::Impl {
   std::vector<Tx*> txs;
   std::vector<Switch> switches;
   std::vector<std::uint32_t> switch_of_node;                               // NodeId -> switch slot
-  static constexpr std::size_t kDenseLftMaxEntries = std::size_t{1} << 22; // 8 MB of ports
-  std::vector<routing::Port> lft; // [switch slot * num_hcas + dst] when dense, else empty
+  static constexpr std::size_t kDenseLftMaxEntries = std::size_t{1} << 22; // 16 MB of Tx indices
+  /// The static LFTs resolved to transmitters: [switch slot * num_hcas + dst] -> index in txs (kNil: no
+  /// route, or an uncabled port) when dense, else empty.
+  std::vector<std::uint32_t> lft_tx;
+  std::size_t lft_stride = 0; // num_hcas
   bool per_global_hop_vl = false;
   bool static_routing =
       false; // no adaptive routing: a packet's output at the next switch is known when it is sent
@@ -519,9 +529,13 @@ struct PacketNetwork::Impl {
     const std::size_t nh = tables.num_hcas();
     if (cfg.ar_mode == ArMode::Off && !switches.empty() && nh > 0 &&
         switches.size() * nh <= kDenseLftMaxEntries) {
-      lft.resize(switches.size() * nh);
+      lft_tx.resize(switches.size() * nh);
+      lft_stride = nh;
       for (std::size_t s = 0; s < switches.size(); ++s)
-        for (HcaIndex d = 0; d < nh; ++d) lft[s * nh + d] = tables.next_hop(switches[s].node, d);
+        for (HcaIndex d = 0; d < nh; ++d) {
+          const routing::Port out = tables.next_hop(switches[s].node, d);
+          lft_tx[s * nh + d] = out == routing::kNoPort ? kNil : switches[s].tx_of_port[out - 1];
+        }
     }
     per_global_hop_vl = tables.vl_rule() == routing::VlRule::PerGlobalHop;
     static_routing = cfg.ar_mode == ArMode::Off;
@@ -672,10 +686,10 @@ struct PacketNetwork::Impl {
   }
   void arm_credits(Tx& tx) {
     tx.credit_armed = true;
-    sim.schedule_at(tx.creditq.front().t, tx.id(), kCredits);
+    sim.post(tx.creditq.front().t, tx.id(), kCredits);
   }
   /// Credits leave the peer's input buffer at `now` and reach `tx` one cable delay later.
-  void push_credits(Tx& tx, std::uint32_t vl, std::uint32_t wire) {
+  [[gnu::always_inline]] void push_credits(Tx& tx, std::uint32_t vl, std::uint32_t wire) {
     tx.creditq.push_back({sim.now() + tx.ctrl_delay, vl, PacketConfig::credits_for(wire)});
     if (tx.waiting && !tx.credit_armed) arm_credits(tx);
   }
@@ -749,11 +763,11 @@ struct PacketNetwork::Impl {
     }
     const Time deliver = tx.peer_is_switch ? now + tx.prop + cfg.switch_latency : end + tx.prop;
     p.tail = end + tx.prop;
-    tx.stats.packets++;
-    tx.stats.bytes += p.wire;
-    tx.stats.busy += end - now;
+    tx.sent_packets++;
+    tx.sent_bytes += p.wire;
+    tx.busy_time += end - now;
     stats.packet_hops++;
-    sim.schedule_at(end, tx.id(), kTxDone);
+    sim.post(end, tx.id(), kTxDone);
     if (tx.peer_is_switch && incoming_shortcut && !p.corrupted) {
       // Static routing: the packet's output at the next switch is known now; it waits in that output's
       // `incoming` list instead of costing an arrival event (see Tx::incoming).
@@ -762,11 +776,11 @@ struct PacketNetwork::Impl {
       if (!out.busy) arm_wake(out, deliver);
     } else {
       tx.wire.push_back({deliver, pi, 0});
-      if (tx.wire.size() == 1) sim.schedule_at(deliver, tx.id(), kArrival);
+      if (tx.wire.size() == 1) sim.post(deliver, tx.id(), kArrival);
     }
   }
 
-  void tx_done(Tx& tx) {
+  [[gnu::noinline]] void tx_done(Tx& tx) {
     tx.busy = false;
     const std::uint32_t pi = tx.current;
     tx.current = kNil;
@@ -789,7 +803,7 @@ struct PacketNetwork::Impl {
   }
 
   /// The packets on `tx`'s cable that have reached the peer by now, in order.
-  void arrivals(Tx& tx) {
+  [[gnu::noinline]] void arrivals(Tx& tx) {
     const Time now = sim.now();
     do {
       const std::uint32_t pi = tx.wire.front().a;
@@ -799,7 +813,7 @@ struct PacketNetwork::Impl {
       else
         arrive_hca(tx.peer_owner, tx, pi);
     } while (!tx.wire.empty() && tx.wire.front().t <= now);
-    if (!tx.wire.empty()) sim.schedule_at(tx.wire.front().t, tx.id(), kArrival);
+    if (!tx.wire.empty()) sim.post(tx.wire.front().t, tx.id(), kArrival);
   }
 
   void notify_deliver(const LineItem& it) {
@@ -818,8 +832,14 @@ struct PacketNetwork::Impl {
   // ---------------------------------------------------------------- switches
   /// Static routing: the output a packet arriving at switch `s` will take (throws when there is none).
   Tx& route_static(std::uint32_t s, const Packet& p) {
+    if (!lft_tx.empty()) {
+      const std::uint32_t t = lft_tx[s * lft_stride + p.dst];
+      if (t == kNil) [[unlikely]]
+        throw_no_route(switches[s], p);
+      return *txs[t];
+    }
     const Switch& sw = switches[s];
-    const routing::Port out = lft.empty() ? tables.next_hop(sw.node, p.dst) : lft[s * hcas.size() + p.dst];
+    const routing::Port out = tables.next_hop(sw.node, p.dst);
     if (out == routing::kNoPort || sw.tx_of_port[out - 1] == kNil) throw_no_route(sw, p);
     return *txs[sw.tx_of_port[out - 1]];
   }
@@ -836,13 +856,13 @@ struct PacketNetwork::Impl {
       const LineItem it = tx.incoming.front();
       tx.incoming.pop_front();
       enqueue_at_switch(tx.owner, static_cast<int>(it.b), it.a, tx);
-      if (tx.queued_bytes > tx.stats.peak_queue_bytes) tx.stats.peak_queue_bytes = tx.queued_bytes;
+      if (tx.queued_bytes > tx.peak_queue) tx.peak_queue = tx.queued_bytes;
     }
   }
   void arm_wake(Tx& tx, Time t) {
     if (t >= tx.wake_at) return;
     tx.wake_at = t;
-    sim.schedule_at(t, tx.id(), kWake);
+    sim.post(t, tx.id(), kWake);
   }
   void arrival_wake(Tx& tx) {
     if (sim.now() >= tx.wake_at) tx.wake_at = Time::max(); // (a later, superseded wake just kicks again)
@@ -879,12 +899,12 @@ struct PacketNetwork::Impl {
       out = txs[sw.tx_of_port[port - 1]];
     }
     enqueue_at_switch(s, in_port, pi, *out);
-    if (out->queued_bytes > out->stats.peak_queue_bytes) out->stats.peak_queue_bytes = out->queued_bytes;
+    if (out->queued_bytes > out->peak_queue) out->peak_queue = out->queued_bytes;
     kick(*out);
   }
 
   /// Puts packet `pi`, arriving on `in_port` of switch `s`, into output `tx`'s virtual output queue.
-  void enqueue_at_switch(std::uint32_t s, int in_port, std::uint32_t pi, Tx& tx) {
+  [[gnu::always_inline]] void enqueue_at_switch(std::uint32_t s, int in_port, std::uint32_t pi, Tx& tx) {
     Packet& p = pool[pi];
     const Switch& sw = switches[s];
     p.in_port = static_cast<std::uint16_t>(in_port);
@@ -898,8 +918,8 @@ struct PacketNetwork::Impl {
     }
     const std::size_t q = static_cast<std::size_t>(p.vl) * tx.radix + (in_port - 1);
     fifo_push(tx.voq[q], pi);
-    tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + (in_port - 1) / 64] |= 1ull
-                                                                                   << ((in_port - 1) % 64);
+    const auto in = static_cast<unsigned>(in_port - 1); // (unsigned: / and % are a shift and a mask)
+    tx.nonempty[static_cast<std::size_t>(p.vl) * tx.words + in / 64] |= 1ull << (in % 64);
     if (mark_enqueue) mark(tx, p, tx.queued_bytes);
     tx.queued_bytes += p.wire;
     tx.queued_packets++;
@@ -965,12 +985,21 @@ struct PacketNetwork::Impl {
 
   /// The input whose head packet on `vl` this output serves next (round-robin from the last one served,
   /// among heads that fit the credits), or -1. Walks the set bits of the non-empty mask only.
-  int candidate_input(const Tx& tx, int vl) const {
+  [[gnu::always_inline]] int candidate_input(const Tx& tx, int vl) const {
     const std::uint64_t* mask = &tx.nonempty[static_cast<std::size_t>(vl) * tx.words];
     const std::int64_t cr = tx.credits[static_cast<std::size_t>(vl)];
     const Fifo* voq = &tx.voq[static_cast<std::size_t>(vl) * tx.radix];
     int from = tx.rr_input[static_cast<std::size_t>(vl)] + 1; // after the last one served, wrapping
     if (from >= tx.radix) from = 0;
+    if (tx.words == 1) {
+      // Radix <= 64: rotate the mask right by `from`, so that its set bits, lowest first, are the non-empty
+      // inputs in round-robin order (bits at and above the radix are zero).
+      for (std::uint64_t bits = std::rotr(mask[0], from); bits != 0; bits &= bits - 1) {
+        const int in = (std::countr_zero(bits) + from) & 63;
+        if (cr >= static_cast<std::int64_t>(PacketConfig::credits_for(pool[voq[in].head].wire))) return in;
+      }
+      return -1;
+    }
     // First [from, radix), then [0, from): inputs in round-robin order.
     for (int pass = 0; pass < 2; ++pass) {
       const int lo = pass == 0 ? from : 0;
@@ -999,7 +1028,7 @@ struct PacketNetwork::Impl {
         input = candidate_input(tx, e.vl);
         if (input >= 0) return e.vl;
       }
-      st.pos = (st.pos + 1) % n;
+      st.pos = st.pos + 1 == n ? 0 : st.pos + 1;
       st.left = table[st.pos].weight;
     }
     return -1;
@@ -1029,17 +1058,19 @@ struct PacketNetwork::Impl {
     Fifo& f = tx.voq[static_cast<std::size_t>(vl) * tx.radix + input];
     const std::uint32_t pi = fifo_pop(f);
     if (f.empty())
-      tx.nonempty[static_cast<std::size_t>(vl) * tx.words + input / 64] &= ~(1ull << (input % 64));
+      tx.nonempty[static_cast<std::size_t>(vl) * tx.words + static_cast<unsigned>(input) / 64] &=
+          ~(1ull << (static_cast<unsigned>(input) % 64));
     tx.rr_input[static_cast<std::size_t>(vl)] = input;
     const std::uint32_t wire = pool[pi].wire;
     tx.queued_bytes -= wire;
     tx.queued_packets--;
     if (mark_dequeue) mark(tx, pool[pi], tx.queued_bytes);
+    if (single_arb_vl >= 0) return pi; // no VL arbitration state to keep (one table entry, never switched)
     Tx::Arb& st = high ? tx.high : tx.low;
     const auto& table = high ? arb_high : arb_low;
     st.left -= static_cast<int>(PacketConfig::credits_for(wire));
     if (st.left <= 0) { // weight spent: the next entry gets the grant
-      st.pos = (st.pos + 1) % table.size();
+      st.pos = st.pos + 1 == table.size() ? 0 : st.pos + 1;
       st.left = table[st.pos].weight;
     }
     tx.high_bytes = high ? tx.high_bytes + wire : 0;
@@ -1308,20 +1339,19 @@ struct PacketNetwork::Impl {
   std::uint32_t make_request(std::uint32_t q, Tx& tx, Time now, Time& wake, bool& done) {
     Qp& qp = qps[q];
     // Skip READs whose request is already out (after a go-back-N rewind).
-    while (qp.send_pos < qp.sendq.size()) {
-      const Msg& m = msgs[qp.sendq[qp.send_pos]];
-      if (m.rec.spec.verb == Verb::Read && m.req_sent) {
-        ++qp.send_pos;
-        qp.send_off = 0;
-      } else {
+    std::uint32_t mi = kNil;
+    for (const std::size_t n = qp.sendq.size(); qp.send_pos < n; ++qp.send_pos, qp.send_off = 0) {
+      const std::uint32_t cand = qp.sendq[qp.send_pos];
+      const Msg& c = msgs[cand];
+      if (c.rec.spec.verb != Verb::Read || !c.req_sent) {
+        mi = cand;
         break;
       }
     }
-    if (qp.send_pos >= qp.sendq.size()) {
+    if (mi == kNil) {
       done = true;
       return kNil;
     }
-    const std::uint32_t mi = qp.sendq[qp.send_pos];
     Msg& m = msgs[mi];
     Time ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
     if (ready > now && cc_dcqcn && qp.next_send_time > now) {
@@ -1744,7 +1774,13 @@ const PacketConfig& PacketNetwork::config() const {
 std::vector<PortStats> PacketNetwork::port_stats() const {
   std::vector<PortStats> out;
   out.reserve(impl_->txs.size());
-  for (const auto* t : impl_->txs) out.push_back(t->stats);
+  for (const auto* t : impl_->txs) {
+    out.push_back(t->stats);
+    out.back().packets = t->sent_packets;
+    out.back().bytes = t->sent_bytes;
+    out.back().busy = t->busy_time;
+    out.back().peak_queue_bytes = t->peak_queue;
+  }
   return out;
 }
 
