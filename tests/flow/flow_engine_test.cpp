@@ -393,3 +393,37 @@ TEST_CASE("flow: adaptive routing moves a second flow off a static collision") {
   CHECK(ar[0].get<double>() < 1.1 * ser_ps);
   CHECK(ar[1].get<double>() < 1.1 * ser_ps);
 }
+
+TEST_CASE("flow: calibration factors (latency offset, bandwidth factor) apply on both SimGrid paths") {
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const std::uint64_t bytes = 2'000'000;
+  auto run = [&](bool s4u) {
+    return in_child([&] {
+      flow::FlowConfig c;
+      c.s4u_comms = s4u;
+      c.factors = [](std::uint64_t b) {
+        return b >= 1'000'000 ? flow::FlowFactors{Time::ns(1000), 0.5} : flow::FlowFactors{Time::zero(), 1.0};
+      };
+      flow::FlowEngine e(f, t, c);
+      json out = json::array({0, 0});
+      e.send({0, 1, bytes, 0, 0}, [&](Time d) { out[0] = d.count_ps(); });
+      e.send({2, 3, 1000, 0, 0}, [&](Time d) { out[1] = d.count_ps(); });
+      e.run();
+      return out;
+    });
+  };
+  const flow::FlowConfig c;
+  const Time fixed = c.nic_tx_latency + c.nic_rx_latency + f.link(t.route(0, 1)[0]).latency +
+                     f.link(t.route(0, 1)[1]).latency + c.switch_latency;
+  const Time big = fixed + Time::ns(1000) + Time::from_s(2 * wire_s(f.link(t.route(0, 1)[0]), c, bytes));
+  const Time fixed_small = c.nic_tx_latency + c.nic_rx_latency + f.link(t.route(2, 3)[0]).latency +
+                           f.link(t.route(2, 3)[1]).latency + c.switch_latency;
+  const Time small = fixed_small + Time::from_s(wire_s(f.link(t.route(2, 3)[0]), c, 1000));
+  for (const bool s4u : {false, true}) {
+    CAPTURE(s4u);
+    const json r = run(s4u);
+    CHECK(std::llabs(r[0].get<std::int64_t>() - big.count_ps()) <= 2);
+    CHECK(std::llabs(r[1].get<std::int64_t>() - small.count_ps()) <= 2);
+  }
+}
