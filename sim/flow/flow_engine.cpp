@@ -256,7 +256,7 @@ template <typename Key, typename Hash> class FlatMap {
 
 // ---------------------------------------------------------------------------------------------------------
 struct FlowEngine::Impl {
-  enum class Kind : std::uint8_t { Timer, Start, Deliver, Release };
+  enum class Kind : std::uint8_t { Timer, Start, Deliver };
   struct Event {
     std::int64_t t_ps;
     std::uint64_t seq;
@@ -274,12 +274,18 @@ struct FlowEngine::Impl {
     eng::DeliveredFn fn;
     skres::Action* action = nullptr;  ///< network-model path: ours from start to its end (then unref)
     sg::CommPtr comm;                 ///< s4u path: held from start to delivery
-    std::vector<std::uint32_t> route; ///< directed links (2 * LinkId + dir)
+    std::vector<std::uint32_t> route; ///< adaptive routing: this message's directed links
   };
   struct Qp {
     bool busy = false; ///< a message of this QP is in its bandwidth phase
     std::uint32_t head = kNil, tail = kNil;
     std::int64_t last_delivery_ps = 0;
+    // Static routing: the route is the QP's; links' byte counters are summed per QP (folded in report()).
+    bool has_route = false;
+    std::int64_t route_lat_ps = 0;
+    std::uint64_t bytes = 0, wire = 0;
+    std::vector<std::uint32_t> route;            ///< directed links (2 * LinkId + dir)
+    std::vector<skres::StandardLinkImpl*> links; ///< the same, as SimGrid links
   };
 
   // A NetZone of ours: routes answered on demand from the routing tables (3.32 kernel API).
@@ -306,14 +312,16 @@ struct FlowEngine::Impl {
   struct DirLink {
     skres::StandardLinkImpl* impl = nullptr; ///< the SimGrid link, kernel side (what a Route holds)
     std::int64_t lat_ps = 0;                 ///< latency (prop + fec [+ switch])
-    std::uint32_t active = 0;                ///< flows in their bandwidth phase
-    std::uint64_t bytes = 0;                 ///< payload bytes carried
+    std::uint32_t active = 0;                ///< flows in their bandwidth phase (counted with AR only)
+    std::uint64_t bytes = 0;                 ///< payload bytes carried (AR; static: per QP)
     std::uint64_t wire = 0;                  ///< wire bytes carried
   };
   std::vector<sg::Link*> dlinks; ///< per directed link: 2 * LinkId + (0: a->b, 1: b->a)
   std::vector<DirLink> dl;
-  const std::vector<std::uint32_t>* pending_route = nullptr; ///< the route of the flow being started
-  std::uint64_t pending_payload = 0;                         ///< its payload bytes (for the factors)
+  /// The SimGrid links of the flow being started (nullptr otherwise).
+  const std::vector<skres::StandardLinkImpl*>* pending_route = nullptr;
+  std::vector<skres::StandardLinkImpl*> ar_links; ///< adaptive routing: the links of the flow being started
+  std::uint64_t pending_payload = 0;              ///< its payload bytes (for the factors)
   DirectNetwork direct;
   bool use_direct = false;
   bool direct_checked = false;
@@ -327,10 +335,6 @@ struct FlowEngine::Impl {
   FlatMap<QpKey, QpKeyHash> qp_index;
   /// In its bandwidth phase: Action* (network-model path) or ActivityImpl* (s4u path) -> xfer.
   FlatMap<const void*, PtrHash> in_network;
-  /// Network-model path: actions that finished during SimGrid's model update, released by the next
-  /// dispatch at the same time (a finished action keeps its lmm variable, and so its share of the links,
-  /// until it is destroyed; it may not be destroyed inside the update).
-  std::vector<skres::Action*> finished_actions;
 
   std::priority_queue<Event, std::vector<Event>, std::greater<>> queue;
   std::uint64_t next_seq = 0;
@@ -397,8 +401,7 @@ struct FlowEngine::Impl {
   /// and its latency.
   void fill_route(std::uint32_t src, std::uint32_t dst, skr::Route* into, double* latency) {
     if (pending_route != nullptr) {
-      into->link_list_.reserve(into->link_list_.size() + pending_route->size());
-      for (const std::uint32_t d : *pending_route) into->link_list_.push_back(dl[d].impl);
+      into->link_list_.insert(into->link_list_.end(), pending_route->begin(), pending_route->end());
       return;
     }
     std::vector<std::uint32_t> tmp;
@@ -515,9 +518,6 @@ struct FlowEngine::Impl {
         case Kind::Deliver:
           deliver(ev.idx);
           break;
-        case Kind::Release:
-          release_finished();
-          break;
         }
       }
     } catch (...) {
@@ -570,17 +570,33 @@ struct FlowEngine::Impl {
   /// Starts the bandwidth phase of message i (now).
   void start(std::uint32_t i) {
     Xfer& x = xfers[i];
-    compute_route(x.src, x.dst, cfg.adaptive_routing, x.route);
     std::int64_t lat = 0;
-    for (const std::uint32_t d : x.route) {
-      ++dl[d].active;
-      lat += dl[d].lat_ps;
+    if (cfg.adaptive_routing) { // chosen now, by the flows on the links now
+      compute_route(x.src, x.dst, true, x.route);
+      ar_links.clear();
+      for (const std::uint32_t d : x.route) {
+        ++dl[d].active;
+        lat += dl[d].lat_ps;
+        ar_links.push_back(dl[d].impl);
+      }
+      pending_route = &ar_links;
+    } else { // the QP's static route, computed once
+      Qp& q = qps[x.qp];
+      if (!q.has_route) {
+        compute_route(x.src, x.dst, false, q.route);
+        for (const std::uint32_t d : q.route) {
+          q.route_lat_ps += dl[d].lat_ps;
+          q.links.push_back(dl[d].impl);
+        }
+        q.has_route = true;
+      }
+      lat = q.route_lat_ps;
+      pending_route = &q.links;
     }
     Time delay = cfg.nic_tx_latency + cfg.nic_rx_latency + Time::ps(lat);
     if (cfg.factors) delay += cfg.factors(x.bytes).latency_offset;
     x.delay_ps = delay.count_ps();
     const auto wire = static_cast<double>(cfg.wire_bytes(x.bytes));
-    pending_route = &x.route;
     pending_payload = x.bytes;
     if (use_direct) {
       skres::Action* a = direct.communicate(direct.model, hosts[x.src], hosts[x.dst], wire, -1.0);
@@ -618,20 +634,24 @@ struct FlowEngine::Impl {
     in_network.erase(key);
     Xfer& x = xfers[i];
     const Time done = from_seconds(sg::Engine::get_clock());
-    if (x.action != nullptr) {
-      if (finished_actions.empty()) push(done, Kind::Release, 0, 0); // before anything else due then
-      finished_actions.push_back(x.action);
-      x.action = nullptr;
-    }
+    // A finished action keeps its lmm variable, and so its share of the links, until it is destroyed, which
+    // may not happen inside the model update: take it out of the sharing now (as SimGrid itself changes a
+    // variable's penalty in this loop when a latency phase ends), destroy it at delivery.
+    if (x.action != nullptr) x.action->set_sharing_penalty(0.0);
     const std::uint64_t wire = cfg.wire_bytes(x.bytes);
-    for (const std::uint32_t d : x.route) {
-      DirLink& l = dl[d];
-      --l.active;
-      l.bytes += x.bytes;
-      l.wire += wire;
+    Qp& q = qps[x.qp];
+    if (cfg.adaptive_routing) {
+      for (const std::uint32_t d : x.route) {
+        DirLink& l = dl[d];
+        --l.active;
+        l.bytes += x.bytes;
+        l.wire += wire;
+      }
+    } else {
+      q.bytes += x.bytes;
+      q.wire += wire;
     }
     // The QP's next message starts its bandwidth phase now (an RC QP pipelines its messages).
-    Qp& q = qps[x.qp];
     if (q.head != kNil) {
       const std::uint32_t nxt = q.head;
       q.head = xfers[nxt].next_in_qp;
@@ -646,15 +666,14 @@ struct FlowEngine::Impl {
     push(Time::ps(at), Kind::Deliver, i, x.seq);
   }
 
-  void release_finished() {
-    for (skres::Action* a : finished_actions) a->unref(); // nobody else holds a finished, extracted action
-    finished_actions.clear();
-  }
-
   void deliver(std::uint32_t i) {
     Xfer& x = xfers[i];
     eng::DeliveredFn fn = std::move(x.fn);
     x.fn = nullptr;
+    if (x.action != nullptr) {
+      x.action->unref(); // finished and taken off the model's sets by SimGrid's loop; nobody else holds it
+      x.action = nullptr;
+    }
     if (x.comm) {
       // The comm completed in the kernel; nobody waited on it, so tell the s4u object before releasing it
       // (else ~Comm() reports a comm "freed before its completion").
@@ -727,6 +746,10 @@ eng::EngineReport FlowEngine::report() const {
   r.engine = "flow";
   r.events = m.events;
   r.transfers = m.delivered;
+  std::vector<std::uint64_t> bytes(m.dl.size()), wire(m.dl.size());
+  for (std::size_t d = 0; d < m.dl.size(); ++d) bytes[d] = m.dl[d].bytes, wire[d] = m.dl[d].wire;
+  for (const Impl::Qp& q : m.qps)
+    for (const std::uint32_t d : q.route) bytes[d] += q.bytes, wire[d] += q.wire;
   r.links.reserve(m.dlinks.size());
   for (topo::LinkId l = 0; l < m.fabric.num_links(); ++l) {
     const topo::Link& link = m.fabric.link(l);
@@ -737,9 +760,9 @@ eng::EngineReport FlowEngine::report() const {
       rec.from_tier = m.fabric.node(from).tier;
       rec.to_tier = m.fabric.node(to).tier;
       rec.capacity_gbps = link.speed.rate_gbps();
-      rec.bytes = m.dl[2 * l + dir].bytes;
+      rec.bytes = bytes[2 * l + dir];
       // Busy = the time the cable spends transmitting the wire bytes of those messages at its data rate.
-      rec.busy = serialization_time(m.dl[2 * l + dir].wire, link.rate_bps());
+      rec.busy = serialization_time(wire[2 * l + dir], link.rate_bps());
       r.links.push_back(rec);
     }
   }
