@@ -272,7 +272,7 @@ struct FlowEngine::Impl {
     std::uint32_t qp = kNil;
     std::uint32_t next_in_qp = kNil; ///< FIFO of messages waiting for their QP
     eng::DeliveredFn fn;
-    skres::Action* action = nullptr;  ///< network-model path: ours from start to its end (then unref)
+    skres::Action* action = nullptr;  ///< network-model path: ours from start to delivery (then unref)
     sg::CommPtr comm;                 ///< s4u path: held from start to delivery
     std::vector<std::uint32_t> route; ///< adaptive routing: this message's directed links
   };
