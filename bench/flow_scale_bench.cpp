@@ -12,7 +12,9 @@
 // --steps K runs only the first K of the 2(n-1) steps (every rank still sends K messages) and prints the
 // measured rate with the full ring's time extrapolated from it (steps are alike in a linear ring).
 //
-// Usage: flow_scale_bench [--ranks N]... [--size-bytes S] [--radix R] [--steps K] [--ar] [--json]
+// --s4u forces the flow engine's s4u Comm path (FlowConfig::s4u_comms) instead of SimGrid's network model.
+//
+// Usage: flow_scale_bench [--ranks N]... [--size-bytes S] [--radix R] [--steps K] [--ar] [--s4u] [--json]
 // Default: --ranks 4096 --ranks 16384 --size-bytes 67108864 --radix 64 (3 tiers, NDR, non-blocking).
 #include "models/routing/routing.hpp"
 #include "sim/flow/flow_engine.hpp"
@@ -70,7 +72,8 @@ struct Ring {
   }
 };
 
-nlohmann::json run_one(std::uint32_t ranks, std::uint64_t size, int radix, std::uint32_t max_steps, bool ar) {
+nlohmann::json run_one(std::uint32_t ranks, std::uint64_t size, int radix, std::uint32_t max_steps, bool ar,
+                       bool s4u) {
   const auto t0 = std::chrono::steady_clock::now();
   ibn::topo::FatTreeParams p;
   p.tiers = 3;
@@ -84,6 +87,7 @@ nlohmann::json run_one(std::uint32_t ranks, std::uint64_t size, int radix, std::
   const auto t1 = std::chrono::steady_clock::now();
   ibn::flow::FlowConfig cfg;
   cfg.adaptive_routing = ar;
+  cfg.s4u_comms = s4u;
   ibn::flow::FlowEngine e(f, t, cfg);
   const double t_platform = seconds_since(t1);
 
@@ -114,6 +118,7 @@ nlohmann::json run_one(std::uint32_t ranks, std::uint64_t size, int radix, std::
           {"switches", switches},
           {"cables", f.num_links()},
           {"adaptive_routing", ar},
+          {"simgrid_path", e.simgrid_path()},
           {"simulated_ms", ring.last.to_us() * 1e-3},
           {"wall_fabric_and_routing_s", t_fabric},
           {"wall_platform_s", t_platform},
@@ -129,7 +134,7 @@ int main(int argc, char** argv) {
   std::vector<std::uint32_t> ranks;
   std::uint64_t size = 64ull << 20;
   int radix = 64;
-  bool ar = false, json = false;
+  bool ar = false, json = false, s4u = false;
   std::uint32_t steps = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -145,10 +150,13 @@ int main(int argc, char** argv) {
       ar = true;
     else if (a == "--json")
       json = true;
+    else if (a == "--s4u")
+      s4u = true;
     else {
-      std::fprintf(stderr,
-                   "usage: %s [--ranks N]... [--size-bytes S] [--radix R] [--steps K] [--ar] [--json]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--ranks N]... [--size-bytes S] [--radix R] [--steps K] [--ar] [--s4u] [--json]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -156,20 +164,21 @@ int main(int argc, char** argv) {
   nlohmann::json all = nlohmann::json::array();
   for (const std::uint32_t n : ranks) {
     const std::string out =
-        ibn::flow::run_in_child_process([&] { return run_one(n, size, radix, steps, ar).dump(); });
+        ibn::flow::run_in_child_process([&] { return run_one(n, size, radix, steps, ar, s4u).dump(); });
     const auto j = nlohmann::json::parse(out);
     all.push_back(j);
     if (!json)
       std::printf("flow ring allreduce: %6u ranks, %llu B (chunk %llu B), %u of %u steps, %llu messages: "
                   "simulated %.4f ms, "
                   "run wall %.2f s (cpu %.2f s) + %.2f s fabric/routing + %.2f s platform, %.0f msg/s, peak "
-                  "RSS %.0f MiB\n",
+                  "RSS %.0f MiB [%s]\n",
                   n, static_cast<unsigned long long>(size), j["chunk_bytes"].get<unsigned long long>(),
                   j["steps"].get<unsigned>(), j["full_steps"].get<unsigned>(),
                   j["messages"].get<unsigned long long>(), j["simulated_ms"].get<double>(),
                   j["wall_run_s"].get<double>(), j["cpu_run_s"].get<double>(),
                   j["wall_fabric_and_routing_s"].get<double>(), j["wall_platform_s"].get<double>(),
-                  j["messages_per_wall_s"].get<double>(), j["peak_rss_mib"].get<double>());
+                  j["messages_per_wall_s"].get<double>(), j["peak_rss_mib"].get<double>(),
+                  j["simgrid_path"].get<std::string>().c_str());
     if (j["steps"] != j["full_steps"])
       std::printf("  full ring extrapolated: %.0f s cpu\n", j["extrapolated_full_cpu_s"].get<double>());
     std::fflush(stdout);

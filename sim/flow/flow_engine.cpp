@@ -6,6 +6,7 @@
 
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/kernel/resource/Action.hpp>
+#include <simgrid/kernel/resource/Model.hpp>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
@@ -16,18 +17,20 @@
 #include <simgrid/s4u/NetZone.hpp>
 #include <simgrid/version.h>
 
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <list>
 #include <queue>
 #include <stdexcept>
+#include <typeinfo>
 #include <unordered_map>
 
 namespace ibn::flow {
@@ -41,6 +44,7 @@ void FlowConfig::validate() const {
     throw InputError("flow.mtu_bytes: " + std::to_string(mtu_bytes) + " is outside 256..4096");
   if (header_bytes > 4096)
     throw InputError("flow.header_bytes: " + std::to_string(header_bytes) + " is too large");
+  if (reth_bytes > 4096) throw InputError("flow.reth_bytes: " + std::to_string(reth_bytes) + " is too large");
   auto non_negative = [](Time t, const char* key) {
     if (t < Time::zero()) throw InputError(std::string("flow.") + key + ": must not be negative");
   };
@@ -53,6 +57,7 @@ void FlowConfig::validate() const {
 nlohmann::json FlowConfig::to_json() const {
   return {{"mtu_bytes", mtu_bytes},
           {"header_bytes", header_bytes},
+          {"reth_bytes", reth_bytes},
           {"header_efficiency", header_efficiency()},
           {"switch_latency_ns", switch_latency.to_ns()},
           {"fec_latency_ns", fec_latency.to_ns()},
@@ -60,6 +65,7 @@ nlohmann::json FlowConfig::to_json() const {
           {"nic_rx_latency_ns", nic_rx_latency.to_ns()},
           {"adaptive_routing", adaptive_routing},
           {"factors", factors ? "calibrated" : "none"},
+          {"s4u_comms", s4u_comms},
           {"simgrid", {{"network/model", "CM02"}, {"network/crosstraffic", 0}, {"network/TCP-gamma", 0}}}};
 }
 
@@ -67,6 +73,7 @@ FlowConfig flow_config_from(const pkt::PacketConfig& p) {
   FlowConfig c;
   c.mtu_bytes = p.mtu_bytes;
   c.header_bytes = p.header_bytes;
+  c.reth_bytes = p.reth_bytes;
   c.switch_latency = p.switch_latency;
   c.fec_latency = p.fec_latency;
   c.nic_tx_latency = p.nic_tx_latency;
@@ -81,23 +88,6 @@ namespace {
 std::atomic<bool> g_constructed{false}; // NOLINT: mirrors SimGrid's own process-wide singleton
 
 constexpr std::uint32_t kNil = ~std::uint32_t{0};
-
-// --- SimGrid 3.32 scalability workaround -------------------------------------------------------------
-// Host-to-host comms (Comm::sendto_*) are detached inside the kernel and referenced from the maestro's
-// activity list (a std::list); when one finishes, CommImpl::finish() calls list::remove() on it, a scan of
-// EVERY comm in flight. With n concurrent messages that is O(n) per message (a 4,096-rank ring spent most
-// of its time there). We keep our own reference to each comm (the s4u CommPtr, until delivery) and take the
-// maestro's reference off the list right after the start, where it is the last element, so the scan at
-// finish() sees a short list. Only compiled for the 3.32 layout, and checked at run time: the element must
-// be the comm just started, else the workaround switches itself off (slow but correct).
-#if SIMGRID_VERSION_MAJOR == 3 && SIMGRID_VERSION_MINOR == 32
-#define IBN_FLOW_TRIM_MAESTRO_LIST 1
-extern "C" void* _ZN7simgrid6kernel5actor9ActorImpl4selfEv(); // ActorImpl::self(), exported, header private
-constexpr std::size_t kActorActivitiesOffset = 0xc0;          // ActorImpl::activities_ in 3.32 (x86-64)
-using ActivityList = std::list<boost::intrusive_ptr<simgrid::kernel::activity::ActivityImpl>>;
-#else
-#define IBN_FLOW_TRIM_MAESTRO_LIST 0
-#endif
 constexpr int kMaxHops = 64;
 
 double to_seconds(Time t) {
@@ -107,17 +97,159 @@ Time from_seconds(double s) {
   return Time::ps(std::llround(s * 1e12));
 }
 
+// --- SimGrid 3.32: starting network actions without s4u ----------------------------------------------
+// An s4u host-to-host Comm costs a CommImpl, its s4u twin, a reference in the maestro's activity list
+// (std::list, scanned by list::remove when the comm finishes: O(comms in flight) per message) and the
+// activity's post/finish machinery. All the flow engine needs is the network action underneath:
+// NetworkModel::communicate(src, dst, size, rate), which asks the route (our NetZone), creates the lmm
+// variable on the route's links and returns the Action; the model finishes it and SimGrid's link signal
+// reports it; the engine loop skips finished actions that have no activity (the owner unrefs them).
+// NetworkModel's class is not in 3.32's public headers, so the call goes through its vtable slot. Before
+// using it we check, at run time, everything the call relies on; any mismatch selects the s4u path:
+//  - compiled against SimGrid 3.32 (the slot layout below is 3.32's);
+//  - the root zone's model is a NetworkCm02Model (RTTI of its public NetworkModelIntf base);
+//  - that base sits right after the Model base (NetworkModel : Model, NetworkModelIntf, no virtual bases),
+//    so the model pointer is also its Model* (public header, complete);
+//  - NetworkModel's own vtable (exported symbol) has exactly slots 9, 10, 11 pure (create_link,
+//    create_wifi_link, communicate: its three pure virtuals, in declaration order) and shares slots 8, 12,
+//    13 with the CM02 model (inherited next_occurring_event_is_idempotent and the two factor getters);
+//  - the first action returned belongs to the model and costs what was asked (else std::logic_error).
+#if SIMGRID_VERSION_MAJOR == 3 && SIMGRID_VERSION_MINOR == 32
+#define IBN_FLOW_DIRECT_ACTIONS 1
+#else
+#define IBN_FLOW_DIRECT_ACTIONS 0
+#endif
+
+struct DirectNetwork {
+  using CommunicateFn = skres::Action* (*)(void* self, sg::Host* src, sg::Host* dst, double size,
+                                           double rate);
+  void* model = nullptr; ///< the NetworkCm02Model (also its skres::Model base)
+  CommunicateFn communicate = nullptr;
+
+  /// Fills `model`/`communicate` and returns "" when the direct path is usable; else why not.
+  std::string probe(sg::Engine& engine) {
+#if IBN_FLOW_DIRECT_ACTIONS
+    sg::NetZone* root = engine.get_netzone_root();
+    const skres::NetworkModelIntf* intf = root->get_network_model();
+    if (intf == nullptr) return "no network model";
+    if (std::strcmp(typeid(*intf).name(), "N7simgrid6kernel8resource16NetworkCm02ModelE") != 0)
+      return std::string("network model is ") + typeid(*intf).name() + ", not NetworkCm02Model";
+    void* m = root->get_impl()->get_network_model().get();
+    if (reinterpret_cast<const char*>(intf) - static_cast<const char*>(m) !=
+        static_cast<std::ptrdiff_t>(sizeof(skres::Model)))
+      return "NetworkModel layout differs (NetworkModelIntf base not after Model)";
+    void* base_sym = dlsym(RTLD_DEFAULT, "_ZTVN7simgrid6kernel8resource12NetworkModelE");
+    void* pure = dlsym(RTLD_DEFAULT, "__cxa_pure_virtual");
+    if (base_sym == nullptr || pure == nullptr) return "NetworkModel vtable not found";
+    void* const* base =
+        reinterpret_cast<void* const*>(static_cast<const char*>(base_sym) + 2 * sizeof(void*));
+    void* const* vt = *static_cast<void* const* const*>(m);
+    for (int i = 2; i <= 13; ++i) {
+      const bool should_be_pure = i >= 9 && i <= 11;
+      if ((base[i] == pure) != should_be_pure) return "NetworkModel vtable differs from 3.32's";
+    }
+    for (const int i : {8, 12, 13})
+      if (vt[i] != base[i]) return "NetworkCm02Model vtable differs from 3.32's";
+    if (vt[11] == nullptr || vt[11] == pure) return "NetworkCm02Model::communicate not found";
+    model = m;
+    communicate = reinterpret_cast<CommunicateFn>(vt[11]);
+    return "";
+#else
+    (void)engine;
+    return "not SimGrid 3.32";
+#endif
+  }
+};
+
 struct QpKey {
   std::uint32_t src, dst, qp;
   bool operator==(const QpKey&) const = default;
 };
+std::size_t mix(std::uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  return static_cast<std::size_t>(h ^ (h >> 33));
+}
 struct QpKeyHash {
   std::size_t operator()(const QpKey& k) const {
-    std::uint64_t h = (static_cast<std::uint64_t>(k.src) << 32) ^ k.dst;
-    h ^= static_cast<std::uint64_t>(k.qp) * 0x9E3779B97F4A7C15ull;
-    h *= 0xBF58476D1CE4E5B9ull;
-    return static_cast<std::size_t>(h ^ (h >> 31));
+    return mix(((static_cast<std::uint64_t>(k.src) << 32) | k.dst) ^
+               (static_cast<std::uint64_t>(k.qp) << 48));
   }
+};
+struct PtrHash {
+  std::size_t operator()(const void* p) const { return mix(reinterpret_cast<std::uintptr_t>(p)); }
+};
+
+/// Open-addressing hash map (linear probing, backward-shift deletion) from a small key to a uint32 value
+/// (never kNil): no allocation per entry; the engine inserts and erases one entry per message.
+template <typename Key, typename Hash> class FlatMap {
+ public:
+  void reserve(std::size_t n) {
+    std::size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    if (cap > slots_.size()) rehash(cap);
+  }
+  /// The value stored for k, or kNil.
+  std::uint32_t find(const Key& k) const {
+    if (slots_.empty()) return kNil;
+    for (std::size_t i = Hash{}(k)&mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.value == kNil) return kNil;
+      if (s.key == k) return s.value;
+    }
+  }
+  /// Inserts (k, v) unless k is present; returns the value stored for k and whether it was inserted.
+  std::pair<std::uint32_t, bool> try_emplace(const Key& k, std::uint32_t v) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(std::max<std::size_t>(16, 2 * slots_.size()));
+    for (std::size_t i = Hash{}(k)&mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.value == kNil) {
+        s.key = k;
+        s.value = v;
+        ++size_;
+        return {v, true};
+      }
+      if (s.key == k) return {s.value, false};
+    }
+  }
+  /// Removes k if present.
+  void erase(const Key& k) {
+    if (slots_.empty()) return;
+    std::size_t hole = Hash{}(k)&mask_;
+    for (;; hole = (hole + 1) & mask_) {
+      if (slots_[hole].value == kNil) return;
+      if (slots_[hole].key == k) break;
+    }
+    // Shift later members of the probe chain back into the hole when their home allows it.
+    for (std::size_t j = (hole + 1) & mask_; slots_[j].value != kNil; j = (j + 1) & mask_) {
+      const std::size_t home = Hash{}(slots_[j].key) & mask_;
+      if (((j - home) & mask_) >= ((j - hole) & mask_)) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole].value = kNil;
+    --size_;
+  }
+
+ private:
+  struct Slot {
+    Key key{};
+    std::uint32_t value = kNil;
+  };
+  void rehash(std::size_t cap) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.value != kNil) try_emplace(s.key, s.value);
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
 };
 
 } // namespace
@@ -136,15 +268,24 @@ struct FlowEngine::Impl {
     std::uint32_t src = 0, dst = 0;
     std::uint64_t bytes = 0;
     std::uint64_t seq = 0;
+    std::int64_t delay_ps = 0; ///< end of the bandwidth phase -> delivery (NIC + route latency + offset)
     std::uint32_t qp = kNil;
     std::uint32_t next_in_qp = kNil; ///< FIFO of messages waiting for their QP
     eng::DeliveredFn fn;
-    sg::CommPtr comm;                 ///< held from start to delivery (see the workaround above)
-    std::vector<std::uint32_t> route; ///< directed links (2 * LinkId + dir)
+    skres::Action* action = nullptr;  ///< network-model path: ours from start to delivery (then unref)
+    sg::CommPtr comm;                 ///< s4u path: held from start to delivery
+    std::vector<std::uint32_t> route; ///< adaptive routing: this message's directed links
   };
   struct Qp {
-    bool busy = false;
+    bool busy = false; ///< a message of this QP is in its bandwidth phase
     std::uint32_t head = kNil, tail = kNil;
+    std::int64_t last_delivery_ps = 0;
+    // Static routing: the route is the QP's; links' byte counters are summed per QP (folded in report()).
+    bool has_route = false;
+    std::int64_t route_lat_ps = 0;
+    std::uint64_t bytes = 0, wire = 0;
+    std::vector<std::uint32_t> route;            ///< directed links (2 * LinkId + dir)
+    std::vector<skres::StandardLinkImpl*> links; ///< the same, as SimGrid links
   };
 
   // A NetZone of ours: routes answered on demand from the routing tables (3.32 kernel API).
@@ -167,20 +308,33 @@ struct FlowEngine::Impl {
   std::unique_ptr<sg::Engine> engine;
   Zone* zone = nullptr;
   std::vector<sg::Host*> hosts;
-  std::vector<sg::Link*> dlinks;         ///< per directed link: 2 * LinkId + (0: a->b, 1: b->a)
-  std::vector<std::uint32_t> active;     ///< flows in the network per directed link
-  std::vector<std::uint64_t> link_bytes; ///< payload bytes carried per directed link
-  const std::vector<std::uint32_t>* pending_route = nullptr; ///< the route of the comm being started
-  double pending_extra_s = 0; ///< NIC latencies and latency offset of the comm being started
-  bool trim_maestro_list = IBN_FLOW_TRIM_MAESTRO_LIST != 0;
+  /// Per directed link (index 2 * LinkId + (0: a->b, 1: b->a)): what starting and ending a flow touch.
+  struct DirLink {
+    skres::StandardLinkImpl* impl = nullptr; ///< the SimGrid link, kernel side (what a Route holds)
+    std::int64_t lat_ps = 0;                 ///< latency (prop + fec [+ switch])
+    std::uint32_t active = 0;                ///< flows in their bandwidth phase (counted with AR only)
+    std::uint64_t bytes = 0;                 ///< payload bytes carried (AR; static: per QP)
+    std::uint64_t wire = 0;                  ///< wire bytes carried
+  };
+  std::vector<sg::Link*> dlinks; ///< per directed link: 2 * LinkId + (0: a->b, 1: b->a)
+  std::vector<DirLink> dl;
+  /// The SimGrid links of the flow being started (nullptr otherwise).
+  const std::vector<skres::StandardLinkImpl*>* pending_route = nullptr;
+  std::vector<skres::StandardLinkImpl*> ar_links; ///< adaptive routing: the links of the flow being started
+  std::uint64_t pending_payload = 0;              ///< its payload bytes (for the factors)
+  DirectNetwork direct;
+  bool use_direct = false;
+  bool direct_checked = false;
+  std::string direct_unavailable; ///< why the network-model path is not used ("" when it is)
 
   std::vector<Xfer> xfers;
   std::vector<std::uint32_t> free_xfers;
   std::vector<std::function<void()>> timers;
   std::vector<std::uint32_t> free_timers;
   std::vector<Qp> qps;
-  std::unordered_map<QpKey, std::uint32_t, QpKeyHash> qp_index;
-  std::unordered_map<const void*, std::uint32_t> in_network; ///< SimGrid comm (ActivityImpl*) -> xfer
+  FlatMap<QpKey, QpKeyHash> qp_index;
+  /// In its bandwidth phase: Action* (network-model path) or ActivityImpl* (s4u path) -> xfer.
+  FlatMap<const void*, PtrHash> in_network;
 
   std::priority_queue<Event, std::vector<Event>, std::greater<>> queue;
   std::uint64_t next_seq = 0;
@@ -188,7 +342,7 @@ struct FlowEngine::Impl {
   simgrid::kernel::timer::Timer* armed = nullptr;
   std::int64_t armed_ps = 0;
   std::exception_ptr error;
-  std::uint64_t events = 0, delivered = 0, comms = 0;
+  std::uint64_t events = 0, delivered = 0, flows = 0;
 
   Impl(const topo::Fabric& f, const routing::RoutingTables& t, FlowConfig c)
       : fabric(f), tables(t), cfg(std::move(c)) {}
@@ -220,7 +374,7 @@ struct FlowEngine::Impl {
           const routing::Port p = g[i];
           const topo::LinkId l = tables.link_at(sw, p);
           if (l == topo::kNoLink) continue;
-          const std::uint32_t load = active[directed(l, sw_node)];
+          const std::uint32_t load = dl[directed(l, sw_node)].active;
           if (load < best_load) best_load = load, port = p;
         }
       } else {
@@ -242,18 +396,20 @@ struct FlowEngine::Impl {
                      fabric.node(dst_node).name);
   }
 
+  /// Our NetZone's answer. While a flow is being started: its route, no latency (the engine adds the
+  /// latency after the bandwidth phase; see flow_engine.hpp). Otherwise (Host::route_to): the static route
+  /// and its latency.
   void fill_route(std::uint32_t src, std::uint32_t dst, skr::Route* into, double* latency) {
+    if (pending_route != nullptr) {
+      into->link_list_.insert(into->link_list_.end(), pending_route->begin(), pending_route->end());
+      return;
+    }
     std::vector<std::uint32_t> tmp;
-    const std::vector<std::uint32_t>* r = pending_route;
-    if (r == nullptr) { // asked outside send() (Host::route_to): the static route
-      compute_route(src, dst, false, tmp);
-      r = &tmp;
+    compute_route(src, dst, false, tmp);
+    for (const std::uint32_t d : tmp) {
+      into->link_list_.push_back(dl[d].impl);
+      if (latency != nullptr) *latency += to_seconds(Time::ps(dl[d].lat_ps));
     }
-    for (const std::uint32_t d : *r) {
-      into->link_list_.push_back(dlinks[d]->get_impl());
-      if (latency != nullptr) *latency += dlinks[d]->get_latency();
-    }
-    if (latency != nullptr && pending_route != nullptr) *latency += pending_extra_s;
   }
 
   // --- platform ---
@@ -281,39 +437,41 @@ struct FlowEngine::Impl {
         throw std::logic_error("flow engine: unexpected SimGrid host numbering");
       hosts.push_back(h->seal());
     }
-    const double eff = cfg.header_efficiency();
     dlinks.resize(2 * fabric.num_links());
+    dl.resize(dlinks.size());
     for (topo::LinkId l = 0; l < fabric.num_links(); ++l) {
       const topo::Link& link = fabric.link(l);
-      const double bw = static_cast<double>(link.rate_bps()) / 8.0 * eff; // bytes per second
+      const double bw = static_cast<double>(link.rate_bps()) / 8.0; // wire bytes per second
       for (int dir = 0; dir < 2; ++dir) {
         const topo::NodeId from = dir == 0 ? link.a.node : link.b.node;
         const topo::NodeKind kind = fabric.node(from).kind;
         Time lat = link.latency + cfg.fec_latency;
         if (kind == topo::NodeKind::Switch || kind == topo::NodeKind::Router) lat += cfg.switch_latency;
         sg::Link* sl = z->create_link("l" + std::to_string(l) + (dir == 0 ? "+" : "-"), bw);
-        sl->set_latency(to_seconds(lat));
-        dlinks[2 * l + dir] = sl->seal();
+        sl->set_latency(to_seconds(lat)); // what Host::route_to reports; flows get no SimGrid latency
+        const std::size_t d = 2 * l + static_cast<std::size_t>(dir);
+        dlinks[d] = sl->seal();
+        dl[d].impl = dlinks[d]->get_impl();
+        dl[d].lat_ps = lat.count_ps();
       }
     }
     in_network.reserve(2 * n);
     qp_index.reserve(2 * n);
-    active.assign(dlinks.size(), 0);
-    link_bytes.assign(dlinks.size(), 0);
     z->seal();
     engine->seal_platform();
 
     if (cfg.factors) {
       auto* model = engine->get_netzone_root()->get_network_model();
-      FactorFn factors = cfg.factors;
-      model->set_bw_factor_cb([factors](double size, const sg::Host*, const sg::Host*,
-                                        const std::vector<sg::Link*>&,
-                                        const std::unordered_set<sg::NetZone*>&) {
-        return factors(static_cast<std::uint64_t>(size)).bw_factor;
+      model->set_bw_factor_cb([this](double size, const sg::Host*, const sg::Host*,
+                                     const std::vector<sg::Link*>&, const std::unordered_set<sg::NetZone*>&) {
+        const auto payload = pending_route != nullptr ? pending_payload : static_cast<std::uint64_t>(size);
+        return cfg.factors(payload).bw_factor;
       });
     }
+    direct_unavailable = cfg.s4u_comms ? "forced by FlowConfig::s4u_comms" : direct.probe(*engine);
+    use_direct = direct_unavailable.empty();
     sg::Link::on_communication_state_change_cb(
-        [this](skres::NetworkAction& na, skres::Action::State) { on_comm_state(na); });
+        [this](skres::NetworkAction& na, skres::Action::State) { on_flow_state(na); });
   }
 
   // --- events ---
@@ -393,10 +551,10 @@ struct FlowEngine::Impl {
     x.seq = next_seq++;
     x.fn = std::move(fn);
     x.next_in_qp = kNil;
-    auto [it, inserted] =
+    const auto [qp, inserted] =
         qp_index.try_emplace(QpKey{s.src, s.dst, s.qp_slot}, static_cast<std::uint32_t>(qps.size()));
     if (inserted) qps.emplace_back();
-    x.qp = it->second;
+    x.qp = qp;
     Qp& q = qps[x.qp];
     if (!q.busy) {
       q.busy = true;
@@ -409,50 +567,91 @@ struct FlowEngine::Impl {
     }
   }
 
+  /// Starts the bandwidth phase of message i (now).
   void start(std::uint32_t i) {
     Xfer& x = xfers[i];
-    compute_route(x.src, x.dst, cfg.adaptive_routing, x.route);
-    for (const std::uint32_t d : x.route) ++active[d];
-    Time extra = cfg.nic_tx_latency + cfg.nic_rx_latency;
-    if (cfg.factors) extra += cfg.factors(x.bytes).latency_offset;
-    x.comm = sg::Comm::sendto_init(hosts[x.src], hosts[x.dst]);
-    x.comm->set_payload_size(x.bytes);
-    in_network.emplace(x.comm->get_impl(), i);
-    pending_route = &x.route;
-    pending_extra_s = to_seconds(extra);
-    x.comm->start();
-    pending_route = nullptr;
-    ++comms;
-#if IBN_FLOW_TRIM_MAESTRO_LIST
-    if (trim_maestro_list) {
-      auto& list = *reinterpret_cast<ActivityList*>(
-          static_cast<char*>(_ZN7simgrid6kernel5actor9ActorImpl4selfEv()) + kActorActivitiesOffset);
-      if (!list.empty() && list.back().get() == x.comm->get_impl())
-        list.pop_back();
-      else
-        trim_maestro_list = false;
+    std::int64_t lat = 0;
+    if (cfg.adaptive_routing) { // chosen now, by the flows on the links now
+      compute_route(x.src, x.dst, true, x.route);
+      ar_links.clear();
+      for (const std::uint32_t d : x.route) {
+        ++dl[d].active;
+        lat += dl[d].lat_ps;
+        ar_links.push_back(dl[d].impl);
+      }
+      pending_route = &ar_links;
+    } else { // the QP's static route, computed once
+      Qp& q = qps[x.qp];
+      if (!q.has_route) {
+        compute_route(x.src, x.dst, false, q.route);
+        for (const std::uint32_t d : q.route) {
+          q.route_lat_ps += dl[d].lat_ps;
+          q.links.push_back(dl[d].impl);
+        }
+        q.has_route = true;
+      }
+      lat = q.route_lat_ps;
+      pending_route = &q.links;
     }
-#endif
+    Time delay = cfg.nic_tx_latency + cfg.nic_rx_latency + Time::ps(lat);
+    if (cfg.factors) delay += cfg.factors(x.bytes).latency_offset;
+    x.delay_ps = delay.count_ps();
+    const auto wire = static_cast<double>(cfg.wire_bytes(x.bytes));
+    pending_payload = x.bytes;
+    if (use_direct) {
+      skres::Action* a = direct.communicate(direct.model, hosts[x.src], hosts[x.dst], wire, -1.0);
+      pending_route = nullptr;
+      if (!direct_checked) {
+        if (a == nullptr || a->get_model() != static_cast<skres::Model*>(direct.model) ||
+            a->get_cost() != wire || a->get_state() != skres::Action::State::STARTED)
+          throw std::logic_error("flow engine: SimGrid's NetworkModel::communicate did not return the "
+                                 "expected action (SimGrid build differs from 3.32's layout); use "
+                                 "FlowConfig::s4u_comms");
+        direct_checked = true;
+      }
+      x.action = a;
+      in_network.try_emplace(a, i);
+    } else {
+      x.comm = sg::Comm::sendto_init(hosts[x.src], hosts[x.dst]);
+      x.comm->set_payload_size(static_cast<std::uint64_t>(wire));
+      in_network.try_emplace(x.comm->get_impl(), i);
+      x.comm->start();
+      pending_route = nullptr;
+    }
+    ++flows;
   }
 
-  /// Link signal (inside SimGrid's model update): a comm changed state. 3.32: NetworkAction derives from
-  /// Action alone, so the reference is an Action (the type is incomplete in the public headers).
-  void on_comm_state(skres::NetworkAction& na) {
+  /// Link signal (inside SimGrid's model update, where nothing may be started): a flow changed state.
+  /// 3.32: NetworkAction derives from Action alone, so the reference is an Action (the type is incomplete
+  /// in the public headers).
+  void on_flow_state(skres::NetworkAction& na) {
     auto& a = reinterpret_cast<skres::Action&>(na);
     const auto st = a.get_state();
     if (st != skres::Action::State::FINISHED && st != skres::Action::State::FAILED) return;
-    const auto it = in_network.find(a.get_activity());
-    if (it == in_network.end()) return;
-    const std::uint32_t i = it->second;
-    in_network.erase(it);
+    const void* key = use_direct ? static_cast<const void*>(&a) : static_cast<const void*>(a.get_activity());
+    const std::uint32_t i = in_network.find(key);
+    if (i == kNil) return;
+    in_network.erase(key);
     Xfer& x = xfers[i];
     const Time done = from_seconds(sg::Engine::get_clock());
-    for (const std::uint32_t d : x.route) {
-      --active[d];
-      link_bytes[d] += x.bytes;
-    }
-    // The QP's next message may go now.
+    // A finished action keeps its lmm variable, and so its share of the links, until it is destroyed, which
+    // may not happen inside the model update: take it out of the sharing now (as SimGrid itself changes a
+    // variable's penalty in this loop when a latency phase ends), destroy it at delivery.
+    if (x.action != nullptr) x.action->set_sharing_penalty(0.0);
+    const std::uint64_t wire = cfg.wire_bytes(x.bytes);
     Qp& q = qps[x.qp];
+    if (cfg.adaptive_routing) {
+      for (const std::uint32_t d : x.route) {
+        DirLink& l = dl[d];
+        --l.active;
+        l.bytes += x.bytes;
+        l.wire += wire;
+      }
+    } else {
+      q.bytes += x.bytes;
+      q.wire += wire;
+    }
+    // The QP's next message starts its bandwidth phase now (an RC QP pipelines its messages).
     if (q.head != kNil) {
       const std::uint32_t nxt = q.head;
       q.head = xfers[nxt].next_in_qp;
@@ -461,16 +660,26 @@ struct FlowEngine::Impl {
     } else {
       q.busy = false;
     }
-    push(done, Kind::Deliver, i, x.seq);
+    // Delivered a fixed delay later, in QP order (with AR a later message may take a shorter route).
+    const std::int64_t at = std::max(done.count_ps() + x.delay_ps, q.last_delivery_ps);
+    q.last_delivery_ps = at;
+    push(Time::ps(at), Kind::Deliver, i, x.seq);
   }
 
   void deliver(std::uint32_t i) {
-    eng::DeliveredFn fn = std::move(xfers[i].fn);
-    xfers[i].fn = nullptr;
-    // The comm completed in the kernel; nobody waited on it, so tell the s4u object before releasing it
-    // (else ~Comm() reports a comm "freed before its completion").
-    xfers[i].comm->set_state(sg::Activity::State::FINISHED);
-    xfers[i].comm = nullptr;
+    Xfer& x = xfers[i];
+    eng::DeliveredFn fn = std::move(x.fn);
+    x.fn = nullptr;
+    if (x.action != nullptr) {
+      x.action->unref(); // finished and taken off the model's sets by SimGrid's loop; nobody else holds it
+      x.action = nullptr;
+    }
+    if (x.comm) {
+      // The comm completed in the kernel; nobody waited on it, so tell the s4u object before releasing it
+      // (else ~Comm() reports a comm "freed before its completion").
+      x.comm->set_state(sg::Activity::State::FINISHED);
+      x.comm = nullptr;
+    }
     free_xfers.push_back(i);
     ++delivered;
     if (fn) fn(now);
@@ -499,6 +708,9 @@ std::size_t FlowEngine::num_hcas() const {
 }
 const FlowConfig& FlowEngine::config() const {
   return impl_->cfg;
+}
+std::string FlowEngine::simgrid_path() const {
+  return impl_->use_direct ? "network-model" : "s4u-comm";
 }
 bool FlowEngine::constructed_in_this_process() {
   return g_constructed.load();
@@ -534,7 +746,10 @@ eng::EngineReport FlowEngine::report() const {
   r.engine = "flow";
   r.events = m.events;
   r.transfers = m.delivered;
-  const double wire_per_payload = 1.0 / m.cfg.header_efficiency();
+  std::vector<std::uint64_t> bytes(m.dl.size()), wire(m.dl.size());
+  for (std::size_t d = 0; d < m.dl.size(); ++d) bytes[d] = m.dl[d].bytes, wire[d] = m.dl[d].wire;
+  for (const Impl::Qp& q : m.qps)
+    for (const std::uint32_t d : q.route) bytes[d] += q.bytes, wire[d] += q.wire;
   r.links.reserve(m.dlinks.size());
   for (topo::LinkId l = 0; l < m.fabric.num_links(); ++l) {
     const topo::Link& link = m.fabric.link(l);
@@ -545,19 +760,16 @@ eng::EngineReport FlowEngine::report() const {
       rec.from_tier = m.fabric.node(from).tier;
       rec.to_tier = m.fabric.node(to).tier;
       rec.capacity_gbps = link.speed.rate_gbps();
-      rec.bytes = m.link_bytes[2 * l + dir];
-      // Busy = the time the cable spends transmitting those bytes (with headers) at its data rate.
-      const auto wire =
-          static_cast<std::uint64_t>(std::llround(static_cast<double>(rec.bytes) * wire_per_payload));
-      rec.busy = serialization_time(wire, link.rate_bps());
+      rec.bytes = bytes[2 * l + dir];
+      // Busy = the time the cable spends transmitting the wire bytes of those messages at its data rate.
+      rec.busy = serialization_time(wire[2 * l + dir], link.rate_bps());
       r.links.push_back(rec);
     }
   }
-  r.extra = {{"simgrid_comms", m.comms},
-             {"config", m.cfg.to_json()},
-             {"simgrid_version", "3.32"},
-             {"hosts", m.hosts.size()},
-             {"simgrid_links", m.dlinks.size()}};
+  r.extra = {{"simgrid_flows", m.flows},  {"simgrid_path", m.use_direct ? "network-model" : "s4u-comm"},
+             {"config", m.cfg.to_json()}, {"simgrid_version", "3.32"},
+             {"hosts", m.hosts.size()},   {"simgrid_links", m.dlinks.size()}};
+  if (!m.direct_unavailable.empty()) r.extra["network_model_path_unavailable"] = m.direct_unavailable;
   return r;
 }
 

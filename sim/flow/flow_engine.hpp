@@ -1,31 +1,38 @@
 #pragma once
-// FlowEngine — eng::Engine on SimGrid 3.32 s4u (DESIGN.md §1, §8; docs/flow-engine.md).
+// FlowEngine — eng::Engine on SimGrid 3.32 (DESIGN.md §1, §8; docs/flow-engine.md).
 //
-// A message is a fluid flow: it takes the route latency, then shares the bandwidth of every link on its
-// route max-min fairly with the other flows (SimGrid CM02, cross-traffic off, TCP-gamma off). The platform
-// is built from our Fabric: one SimGrid host per HCA (host id == HcaIndex), one simplex SimGrid link per
-// cable direction (what SPLITDUPLEX does) with
-//   bandwidth = data rate x header efficiency MTU/(MTU+header)   (model-reference.md §1.2)
-//   latency   = propagation + fec_latency (+ switch_latency when the transmitting end is a switch),
-// so a route HCA -> leaf -> ... -> HCA carries one switch latency per switch it crosses. Routes come from
-// OUR RoutingTables through a NetZone of ours (answered on demand, nothing stored per pair), so static
-// ftree/minhop/updn/dragonfly routes equal the packet engine's. With adaptive routing on, each message's
-// route is chosen hop by hop at send time among the AR group's ports by the fewest active flows on the
-// outgoing link (ties: the static port first, then port order).
+// A message is a fluid flow: it shares the bandwidth of every link on its route max-min fairly (equal
+// shares) with the other flows (SimGrid CM02, cross-traffic off, TCP-gamma off), then arrives a fixed
+// delay later. The platform is built from our Fabric: one SimGrid host per HCA (host id == HcaIndex), one
+// simplex SimGrid link per cable direction (what SPLITDUPLEX does) with bandwidth = data rate / 8 bytes/s.
+// A message carries its WIRE bytes as the packet engine sends them: payload + one header per MTU packet
+// (at least one packet) + the RDMA WRITE's RETH once. Routes come from OUR RoutingTables through a NetZone
+// of ours (answered on demand, nothing stored per pair), so static ftree/minhop/updn/dragonfly routes equal
+// the packet engine's. With adaptive routing on, each message's route is chosen hop by hop at send time
+// among the AR group's ports by the fewest active flows on the outgoing link (ties: the static port first,
+// then port order).
 //
-// One message is one SimGrid comm started at the post: a latency phase of nic_tx + route latency + nic_rx
-// (+ latency_offset), then bytes / (bw x bw_factor) max-min shared; on_delivered runs at its end. (The NIC
-// latencies are folded into the comm's latency so that a message costs one comm and no extra timer.)
-// Messages of one (src, dst, qp_slot) go one after the other, as an RC QP sends them: the next starts
-// when the previous one is delivered.
+// Timing of one message (alone on its path it is the packet engine's cut-through formula):
+//   bandwidth phase: wire bytes / shared rate, starting at the post (or, on a busy QP, when the QP's
+//                    previous message has finished ITS bandwidth phase: an RC QP pipelines messages);
+//   delivery:        end of the bandwidth phase + nic_tx + route latency + nic_rx (+ latency_offset),
+//                    where route latency = sum over links of propagation + fec (+ switch latency when a
+//                    switch transmits). Never before the previous delivery of the same QP.
+// (The bandwidth phases of all messages are shifted by the constant nic_tx; that changes no interaction.)
+// SimGrid's comms carry no latency: CM02 weighs a flow's share by its route latency (sharing penalty), so
+// flows of different route lengths would not get equal shares; with zero latency every penalty is 1.
+//
+// SimGrid path: by default a message is one network action started directly on SimGrid's network model
+// (NetworkModel::communicate of 3.32, which has no public header: called through its vtable after checks
+// at run time, see flow_engine.cpp); finished actions come back through the link signal. When the checks
+// fail, or with FlowConfig::s4u_comms, a message is one s4u host-to-host Comm (public API, slower: each
+// finishing comm scans a list of every comm in flight). simgrid_path() / report().extra say which ran.
 //
 // Process-wide singleton: SimGrid keeps its engine, clock and platform in process globals that cannot be
 // reset, so ONE FlowEngine may be constructed per process, ever. A second construction (even after the
 // first was destroyed) throws std::logic_error. Run further simulations in a child process
-// (run_in_child_process below). The engine runs without actors: sends start host-to-host comms from the
-// maestro, completions arrive through SimGrid's link signal, timers through one SimGrid timer. SimGrid
-// 3.32 scans a list of every host-to-host comm in flight when one finishes (O(n) per message); the engine
-// keeps that list short (see flow_engine.cpp, checked at run time, 3.32 only).
+// (run_in_child_process below). The engine runs without actors: sends start flows from the maestro,
+// completions arrive through SimGrid's link signal, timers through one SimGrid timer.
 //
 // Limitations: no credit/PFC back-pressure, queues, CC or packet-level AR (fluid max-min instead); AR
 // chooses per message, not per packet; the calibrated noise model is not applied yet (FlowFactors is the
@@ -61,24 +68,32 @@ using FactorFn = std::function<FlowFactors(std::uint64_t bytes)>;
 struct FlowConfig {
   std::uint32_t mtu_bytes = 4096;      ///< path MTU (payload per packet): 256..4096
   std::uint32_t header_bytes = 26;     ///< per-packet overhead on the wire (IB 26, RoCEv2 82)
+  std::uint32_t reth_bytes = 16;       ///< RDMA WRITE extended header, once per message (first packet)
   Time switch_latency = Time::ns(200); ///< port-to-port latency, added to every link a switch transmits on
   Time fec_latency = Time::ns(0);      ///< extra per-hop latency of FEC, added to every link
   Time nic_tx_latency = Time::ns(300); ///< from a post to the message entering the network
   Time nic_rx_latency = Time::ns(300); ///< from the last byte's arrival to on_delivered
   bool adaptive_routing = false;       ///< per-message least-loaded choice in the AR groups
   FactorFn factors;                    ///< per-size latency offset and bandwidth factor (empty: none)
+  bool s4u_comms = false; ///< force the s4u Comm path (else SimGrid's network model directly when possible)
 
-  /// Payload share of the wire: mtu / (mtu + header).
+  /// Payload share of a full packet: mtu / (mtu + header) (the long-message limit of payload / wire).
   double header_efficiency() const {
     return static_cast<double>(mtu_bytes) / static_cast<double>(mtu_bytes + header_bytes);
+  }
+  /// Bytes on the wire for a message of `payload` bytes, as the packet engine sends an RDMA WRITE:
+  /// payload + max(1, ceil(payload / mtu)) headers + one RETH.
+  std::uint64_t wire_bytes(std::uint64_t payload) const {
+    const std::uint64_t packets = payload == 0 ? 1 : (payload + mtu_bytes - 1) / mtu_bytes;
+    return payload + packets * header_bytes + reth_bytes;
   }
   /// Checks ranges; throws InputError naming the key.
   void validate() const;
   nlohmann::json to_json() const;
 };
 
-/// The knobs the two engines share, taken from a packet-engine configuration (same MTU, header, switch,
-/// FEC and NIC latencies; AR on unless the packet engine's AR is off).
+/// The knobs the two engines share, taken from a packet-engine configuration (same MTU, header, RETH,
+/// switch, FEC and NIC latencies; AR on unless the packet engine's AR is off).
 FlowConfig flow_config_from(const pkt::PacketConfig& p);
 
 class FlowEngine final : public eng::Engine {
@@ -99,6 +114,8 @@ class FlowEngine final : public eng::Engine {
   eng::EngineReport report() const override;
 
   const FlowConfig& config() const;
+  /// How messages reach SimGrid: "network-model" (actions on SimGrid's network model) or "s4u-comm".
+  std::string simgrid_path() const;
   /// The route SimGrid itself returns for src -> dst (Host::route_to through our NetZone), as LinkIds:
   /// what a message takes with adaptive routing off. For tests and `topo routes`-style checks.
   std::vector<topo::LinkId> simgrid_route(routing::HcaIndex src, routing::HcaIndex dst) const;
