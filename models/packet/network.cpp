@@ -438,6 +438,7 @@ struct PacketNetwork::Impl {
   // Congestion control and PFC (all off by default).
   bool incoming_shortcut = false; // static routing without PFC: Tx::incoming instead of arrival events
   bool cc_dcqcn = false, cc_ibcc = false, pfc_on = false;
+  bool bit_errors = false; // cfg.bit_error_rate > 0 (a flag: start_tx tests it per packet)
   bool mark_enqueue = false, mark_dequeue = false; // a marking scheme decides at enqueue / at dequeue
   Rng* ecn_rng = nullptr;
   std::vector<CctEntry> cct;
@@ -486,6 +487,7 @@ struct PacketNetwork::Impl {
 
   void build() {
     pfc_on = cfg.flow_control == FlowControl::Pfc;
+    bit_errors = cfg.bit_error_rate > 0;
     cc_dcqcn = cfg.cc == CcMode::Dcqcn;
     cc_ibcc = cfg.cc == CcMode::IbCc;
     const MarkPoint mp = cc_dcqcn ? cfg.dcqcn.mark_point : cfg.ibcc.mark_point;
@@ -762,7 +764,7 @@ struct PacketNetwork::Impl {
     }
     Time end = now + ser;
     if (p.tail > end) end = p.tail; // cut-through: cannot finish before the tail has arrived
-    if (cfg.bit_error_rate > 0 && !p.corrupted) {
+    if (bit_errors && !p.corrupted) {
       const double ok = std::pow(1.0 - cfg.bit_error_rate, 8.0 * p.wire);
       const double u = static_cast<double>(ber_rng->next_u64() >> 11) * 0x1.0p-53;
       if (u >= ok) p.corrupted = true;
@@ -1344,7 +1346,8 @@ struct PacketNetwork::Impl {
 
   /// The requester's next packet on QP q, or kNil. Sets `done` when the QP has nothing left to send,
   /// and lowers `wake` to when it will have something.
-  std::uint32_t make_request(std::uint32_t q, Tx& tx, Time now, Time& wake, bool& done) {
+  [[gnu::always_inline]] std::uint32_t make_request(std::uint32_t q, Tx& tx, Time now, Time& wake,
+                                                    bool& done) {
     Qp& qp = qps[q];
     // Its next packet did not fit the credits and nothing about it has changed since (the answer below would
     // be the same: `ready` was already reached, a READ request was not held back by max_rd_atomic).
