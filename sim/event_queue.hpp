@@ -209,7 +209,7 @@ class WindowQueue {
   /// event_key(top()), or the largest key when empty: one load instead of top()'s two.
   unsigned __int128 top_key() const { return min_key_; }
 
-  void push(const Event& e) {
+  [[gnu::always_inline]] void push(const Event& e) {
     ++size_;
     const std::int64_t b = bucket_index(e.time) - cur_;
     if (static_cast<std::uint64_t>(b) >= kBuckets) [[unlikely]] { // beyond the window or before its start

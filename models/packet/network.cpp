@@ -362,6 +362,12 @@ struct PacketNetwork::Impl {
     Time rto_deadline = Time::max();
     int retries = 0;
     std::uint32_t reads_outstanding = 0;
+    /// make_request's memo, valid until the send state changes (send_changed): the message at send_pos
+    /// after skipping READs already requested (kNil: walk sendq again), and the credits on `blocked_vl`
+    /// that its next packet lacked (0: none), so that asking again while they are still short is two loads.
+    std::uint32_t cur_msg = kNil;
+    std::uint32_t blocked_need = 0;
+    std::uint8_t blocked_vl = 0;
     bool req_active = false;
     // responder (at dst)
     std::uint32_t epsn = 0;
@@ -432,6 +438,7 @@ struct PacketNetwork::Impl {
   // Congestion control and PFC (all off by default).
   bool incoming_shortcut = false; // static routing without PFC: Tx::incoming instead of arrival events
   bool cc_dcqcn = false, cc_ibcc = false, pfc_on = false;
+  bool bit_errors = false; // cfg.bit_error_rate > 0 (a flag: start_tx tests it per packet)
   bool mark_enqueue = false, mark_dequeue = false; // a marking scheme decides at enqueue / at dequeue
   Rng* ecn_rng = nullptr;
   std::vector<CctEntry> cct;
@@ -480,6 +487,7 @@ struct PacketNetwork::Impl {
 
   void build() {
     pfc_on = cfg.flow_control == FlowControl::Pfc;
+    bit_errors = cfg.bit_error_rate > 0;
     cc_dcqcn = cfg.cc == CcMode::Dcqcn;
     cc_ibcc = cfg.cc == CcMode::IbCc;
     const MarkPoint mp = cc_dcqcn ? cfg.dcqcn.mark_point : cfg.ibcc.mark_point;
@@ -756,7 +764,7 @@ struct PacketNetwork::Impl {
     }
     Time end = now + ser;
     if (p.tail > end) end = p.tail; // cut-through: cannot finish before the tail has arrived
-    if (cfg.bit_error_rate > 0 && !p.corrupted) {
+    if (bit_errors && !p.corrupted) {
       const double ok = std::pow(1.0 - cfg.bit_error_rate, 8.0 * p.wire);
       const double u = static_cast<double>(ber_rng->next_u64() >> 11) * 0x1.0p-53;
       if (u >= ok) p.corrupted = true;
@@ -1146,6 +1154,7 @@ struct PacketNetwork::Impl {
     const double r = qp.rp.rate_bps();
     if (r == old_bps) return;
     const Time now = sim.now();
+    send_changed(qp);
     if (qp.next_send_time > now)
       qp.next_send_time = now + Time::ps(static_cast<std::int64_t>(
                                     static_cast<double>((qp.next_send_time - now).count_ps()) * old_bps / r));
@@ -1241,6 +1250,7 @@ struct PacketNetwork::Impl {
     m.npkts = npkts_of(s.bytes);
     msgs.push_back(m);
     qp.sendq.push_back(id);
+    send_changed(qp);
     activate(s.src, q, false);
     hcas[s.src].pacer->request(sim.now() + cfg.nic_tx_latency);
     return id;
@@ -1336,21 +1346,32 @@ struct PacketNetwork::Impl {
 
   /// The requester's next packet on QP q, or kNil. Sets `done` when the QP has nothing left to send,
   /// and lowers `wake` to when it will have something.
-  std::uint32_t make_request(std::uint32_t q, Tx& tx, Time now, Time& wake, bool& done) {
+  [[gnu::always_inline]] std::uint32_t make_request(std::uint32_t q, Tx& tx, Time now, Time& wake,
+                                                    bool& done) {
     Qp& qp = qps[q];
-    // Skip READs whose request is already out (after a go-back-N rewind).
-    std::uint32_t mi = kNil;
-    for (const std::size_t n = qp.sendq.size(); qp.send_pos < n; ++qp.send_pos, qp.send_off = 0) {
-      const std::uint32_t cand = qp.sendq[qp.send_pos];
-      const Msg& c = msgs[cand];
-      if (c.rec.spec.verb != Verb::Read || !c.req_sent) {
-        mi = cand;
-        break;
-      }
-    }
-    if (mi == kNil) {
-      done = true;
+    // Its next packet did not fit the credits and nothing about it has changed since (the answer below would
+    // be the same: `ready` was already reached, a READ request was not held back by max_rd_atomic).
+    if (qp.blocked_need != 0 && tx.credits[qp.blocked_vl] < static_cast<std::int64_t>(qp.blocked_need)) {
+      tx.credit_blocked = true;
       return kNil;
+    }
+    qp.blocked_need = 0;
+    std::uint32_t mi = qp.cur_msg;
+    if (mi == kNil) {
+      // Skip READs whose request is already out (after a go-back-N rewind).
+      for (const std::size_t n = qp.sendq.size(); qp.send_pos < n; ++qp.send_pos, qp.send_off = 0) {
+        const std::uint32_t cand = qp.sendq[qp.send_pos];
+        const Msg& c = msgs[cand];
+        if (c.rec.spec.verb != Verb::Read || !c.req_sent) {
+          mi = cand;
+          break;
+        }
+      }
+      if (mi == kNil) {
+        done = true;
+        return kNil;
+      }
+      qp.cur_msg = mi;
     }
     Msg& m = msgs[mi];
     Time ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
@@ -1371,7 +1392,7 @@ struct PacketNetwork::Impl {
     if (s.verb == Verb::Read) {
       if (qp.reads_outstanding >= cfg.max_rd_atomic) return kNil; // resumes when a response completes
       const std::uint32_t wire = cfg.header_bytes + cfg.reth_bytes;
-      if (!fits(tx, wire, vl_of(s.sl))) return kNil;
+      if (!fits(tx, wire, vl_of(s.sl))) return blocked(qp, wire, vl_of(s.sl));
       const std::uint32_t pi = alloc();
       Packet& p = pool[pi];
       p.vl = vl_of(s.sl);
@@ -1387,6 +1408,7 @@ struct PacketNetwork::Impl {
       qp.reads_outstanding++;
       ++qp.send_pos;
       qp.send_off = 0;
+      qp.cur_msg = kNil;
       stats.packets_injected++;
       return pi;
     }
@@ -1401,7 +1423,7 @@ struct PacketNetwork::Impl {
     std::uint32_t wire = payload + cfg.header_bytes;
     if (first && s.verb != Verb::Send) wire += cfg.reth_bytes;
     if (last && s.verb == Verb::WriteImm) wire += 4; // immediate data
-    if (!fits(tx, wire, vl_of(s.sl))) return kNil;
+    if (!fits(tx, wire, vl_of(s.sl))) return blocked(qp, wire, vl_of(s.sl));
     const std::uint32_t pi = alloc();
     Packet& p = pool[pi];
     p.vl = vl_of(s.sl);
@@ -1427,6 +1449,7 @@ struct PacketNetwork::Impl {
     if (last) {
       ++qp.send_pos;
       qp.send_off = 0;
+      qp.cur_msg = kNil;
     }
     if (qp.rto_deadline == Time::max()) {
       qp.rto_deadline = now + cfg.ack_timeout;
@@ -1435,6 +1458,19 @@ struct PacketNetwork::Impl {
     if (cc_dcqcn || cc_ibcc) pace(qp, wire, s.sl, now);
     stats.packets_injected++;
     return pi;
+  }
+
+  /// make_request's answer when the next packet of `qp` (`wire` bytes on `vl`) does not fit the credits.
+  static std::uint32_t blocked(Qp& qp, std::uint32_t wire, std::uint8_t vl) {
+    qp.blocked_need = PacketConfig::credits_for(wire);
+    qp.blocked_vl = vl;
+    return kNil;
+  }
+  /// Forgets make_request's memo of `qp` (its send queue, send position, next send time or READs in
+  /// flight changed).
+  static void send_changed(Qp& qp) {
+    qp.cur_msg = kNil;
+    qp.blocked_need = 0;
   }
 
   void send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std::uint32_t psn, std::uint8_t vl,
@@ -1561,6 +1597,7 @@ struct PacketNetwork::Impl {
       if (!complete) break;
       if (!read) notify->push(sim.now() + cfg.nic_rx_latency, m.rec.id, 1);
       qp.sendq.pop_front();
+      send_changed(qp);
       if (qp.send_pos > 0)
         --qp.send_pos;
       else
@@ -1573,6 +1610,7 @@ struct PacketNetwork::Impl {
   /// has not been sent yet.
   void reposition(std::uint32_t q, std::uint32_t psn) {
     Qp& qp = qps[q];
+    send_changed(qp);
     qp.next_psn = psn;
     for (std::size_t i = 0; i < qp.sendq.size(); ++i) {
       const Msg& m = msgs[qp.sendq[i]];
@@ -1643,6 +1681,7 @@ struct PacketNetwork::Impl {
       notify->push(sim.now() + cfg.nic_rx_latency, p.msg, 0);
       notify->push(sim.now() + cfg.nic_rx_latency, p.msg, 1);
       qp.reads_outstanding--;
+      send_changed(qp);
       complete_acked(p.qp);
       if (qp.send_pos < qp.sendq.size()) {
         activate(qp.src, p.qp, false);
@@ -1713,7 +1752,9 @@ void PacketNetwork::on_acked(std::function<void(const MessageRecord&)> cb) {
 
 void PacketNetwork::set_qp_next_send_time(HcaIndex src, HcaIndex dst, std::uint32_t slot, Time t) {
   std::uint32_t q = 0;
-  impl_->qp_of(src, dst, slot, &q).next_send_time = t;
+  auto& qp = impl_->qp_of(src, dst, slot, &q);
+  qp.next_send_time = t;
+  Impl::send_changed(qp);
   impl_->hcas[src].pacer->request(t);
 }
 
