@@ -35,9 +35,9 @@
 // completions arrive through SimGrid's link signal, timers through one SimGrid timer.
 //
 // Limitations: no credit/PFC back-pressure, queues, CC or packet-level AR (fluid max-min instead); AR
-// chooses per message, not per packet; the calibrated noise model is not applied yet (FlowFactors is the
-// hook); time inside SimGrid is double seconds (converted to integer ps at the boundary, rounded to the
-// nearest ps).
+// chooses per message, not per packet; the calibrated host latency and noise are added per transfer by the
+// layer above (scenarios/executor: ExecOptions::noise), as for the packet engine; time inside SimGrid is
+// double seconds (converted to integer ps at the boundary, rounded to the nearest ps).
 #include "models/engine.hpp"
 #include "models/routing/routing.hpp"
 #include "sim/time.hpp"

@@ -10,15 +10,20 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace {
 using ibn::test::read_json_file;
-nlohmann::json read_json(const std::string& path) { return read_json_file(path); }
+nlohmann::json read_json(const std::string& path) {
+  return read_json_file(path);
+}
 const std::string kExamples = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/";
 } // namespace
 
 TEST_CASE("nccl-tests front-end: nccl-tests' layout, read back by the nccl-tests parser") {
-  const auto r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 4M -f 2 -g 2 --nodes 2 -n 3 -w 1 -q");
+  const auto r =
+      ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 4M -f 2 -g 2 --nodes 2 -n 3 -w 1 -q");
   REQUIRE(r.code == 0);
   std::istringstream in(r.out);
   const auto runs = ibn::calib::parse_nccl_tests(in, "simulated all_reduce_perf");
@@ -60,8 +65,10 @@ TEST_CASE("run: every example scenario runs and writes results.json with its man
 
 TEST_CASE("whatif: a scenario's study over two ratios and both routing modes, report included") {
   const auto dir = ibn::test::scratch_dir("whatif-small").string();
-  const auto r = ibn::test::run_cli("whatif " + kExamples + "small-allreduce.json --oversubscription 1:1,3:1 "
-                                    "--set 'jobs[0].workload.iterations=3' -q -o " + dir);
+  const auto r = ibn::test::run_cli("whatif " + kExamples +
+                                    "small-allreduce.json --oversubscription 1:1,3:1 "
+                                    "--set 'jobs[0].workload.iterations=3' -q -o " +
+                                    dir);
   INFO(r.out);
   REQUIRE(r.code == 0);
   const auto w = read_json(dir + "/whatif.json");
@@ -94,8 +101,9 @@ TEST_CASE("run and whatif: bad input names the file and key, exit code 2") {
 
 TEST_CASE("run --trace: a Chrome trace of the first measured iteration's transfers") {
   const auto dir = ibn::test::scratch_dir("run-trace").string();
-  const auto r = ibn::test::run_cli("run " + kExamples + "small-allreduce.json --set 'jobs[0].workload.iterations=2' " +
-                                    "--set 'jobs[0].workload.sizes=256K' -q -o " + dir + " --trace " + dir + "/t.json");
+  const auto r =
+      ibn::test::run_cli("run " + kExamples + "small-allreduce.json --set 'jobs[0].workload.iterations=2' " +
+                         "--set 'jobs[0].workload.sizes=256K' -q -o " + dir + " --trace " + dir + "/t.json");
   REQUIRE(r.code == 0);
   const auto t = read_json(dir + "/t.json");
   std::size_t spans = 0, net = 0;
@@ -110,4 +118,38 @@ TEST_CASE("run --trace: a Chrome trace of the first measured iteration's transfe
   const auto& per = res.at("collectives").at(0).at("transfers_per_iteration");
   CHECK(spans == per.at("network").get<std::size_t>() + per.at("nvlink").get<std::size_t>());
   CHECK(net == per.at("network").get<std::size_t>());
+}
+
+TEST_CASE("run --calibration: the profile's host latency and noise reach both engines' samples") {
+  // A profile fitted from the real ConnectX-3 ib_write runs (tests/data/SOURCES.md). The executor adds
+  // host_latency(bytes) + one noise draw per network transfer, whichever engine moves the bytes, so with the
+  // profile the 20 samples of one size spread out (without it and without jitter the flow engine's are
+  // all equal: nothing in a fluid model varies between iterations) and the median grows.
+  const auto dir = ibn::test::scratch_dir("run-calibrated");
+  const std::string data = std::string(IBNETSIM_TEST_DATA) + "/perftest/";
+  const std::string prof = (dir / "cx3.json").string();
+  REQUIRE(ibn::test::run_cli("calibrate fit " + data + "cx3-mt4099-qdr40g-ib-ib_write_bw-a.txt " + data +
+                             "cx3-mt4099-qdr40g-ib-ib_write_lat-a.txt --link-rate QDR -o " + prof)
+              .code == 0);
+  for (const std::string engine : {"packet", "flow"}) {
+    std::vector<double> p50, spread;
+    for (const std::string& cal : {std::string(), prof}) {
+      const auto out = (dir / (engine + (cal.empty() ? "-none" : "-cx3"))).string();
+      const auto r = ibn::test::run_cli("run " + kExamples + "small-allreduce.json --engine " + engine +
+                                        " --set 'jobs[0].workload.sizes=256K' --set calibration=" + cal +
+                                        " -q -o " + out);
+      INFO(engine << " calibration '" << cal << "'\n" << r.out);
+      REQUIRE(r.code == 0);
+      const auto j = read_json(out + "/results.json");
+      const auto& c = j.at("collectives").at(0).at("completion_us");
+      p50.push_back(c.at("p50").get<double>());
+      spread.push_back(c.at("max").get<double>() - c.at("min").get<double>());
+      if (!cal.empty()) CHECK(j.at("manifest").at("calibration").at("noise_segments").get<int>() > 0);
+    }
+    INFO(engine << ": p50 " << p50[0] << " -> " << p50[1] << " us, spread " << spread[0] << " -> "
+                << spread[1]);
+    CHECK(p50[1] > p50[0]);
+    CHECK(spread[1] > spread[0]);
+    if (engine == "flow") CHECK(spread[0] == 0.0);
+  }
 }
