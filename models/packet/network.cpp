@@ -44,7 +44,7 @@ constexpr std::int64_t kPfcBase = std::int64_t{1} << 29;
 constexpr std::int32_t kPfcPause = std::int32_t{1} << 30;
 
 // A packet in flight. Pooled and addressed by index; `next` links it into one FIFO at a time.
-struct Packet {
+struct alignas(64) Packet {
   std::uint32_t next = kNil;
   std::uint32_t qp = 0;
   std::uint32_t psn = 0;
@@ -86,22 +86,38 @@ class ItemRing {
   bool empty() const { return count_ == 0; }
   std::uint32_t size() const { return count_; }
   const LineItem& front() const { return buf_[head_]; }
+  /// The first item's time, Time::max() when empty: kept in the ring itself, so that asking whether
+  /// anything is due (the common "no") reads no item.
+  Time front_t() const { return front_t_; }
   const LineItem& at(std::uint32_t i) const { return buf_[(head_ + i) & mask_]; }
   void pop_front() {
     head_ = (head_ + 1) & mask_;
     --count_;
+    front_t_ = count_ != 0 ? buf_[head_].t : Time::max();
   }
   /// Allocates room for `n` items (rounded up to a power of two) while empty.
   void reserve(std::uint32_t n) {
     while (capacity() < n) grow();
   }
-  void push_back(const LineItem& x) {
-    if (count_ == capacity()) grow();
+  [[gnu::always_inline]] void push_back(const LineItem& x) {
+    if (count_ == capacity()) [[unlikely]]
+      grow();
     buf_[(head_ + count_) & mask_] = x;
+    if (count_ == 0) front_t_ = x.t;
+    last_t_ = x.t;
     ++count_;
   }
   /// Inserts keeping the items ordered by time, after those with the same time (usually at the back).
-  void insert_sorted(const LineItem& x) {
+  [[gnu::always_inline]] void insert_sorted(const LineItem& x) {
+    if (count_ != 0 && last_t_ > x.t) [[unlikely]] {
+      insert_inside(x);
+      return;
+    }
+    push_back(x);
+  }
+
+ private:
+  [[gnu::noinline]] void insert_inside(const LineItem& x) {
     if (count_ == capacity()) grow();
     std::uint32_t i = count_;
     while (i > 0 && buf_[(head_ + i - 1) & mask_].t > x.t) {
@@ -110,11 +126,10 @@ class ItemRing {
     }
     buf_[(head_ + i) & mask_] = x;
     ++count_;
+    front_t_ = buf_[head_].t; // (last_t_ is unchanged: x went before the last item)
   }
-
- private:
   std::uint32_t capacity() const { return cap_; }
-  void grow() {
+  [[gnu::noinline]] void grow() {
     const std::uint32_t cap = cap_ == 0 ? 8 : cap_ * 2;
     auto n = std::make_unique<LineItem[]>(cap);
     for (std::uint32_t i = 0; i < count_; ++i) n[i] = buf_[(head_ + i) & mask_];
@@ -128,6 +143,8 @@ class ItemRing {
   std::uint32_t count_ = 0;
   std::uint32_t mask_ = 0;
   std::uint32_t cap_ = 0; // mask_ + 1 once allocated
+  Time front_t_ = Time::max();
+  Time last_t_; // time of the last item (when not empty)
 };
 
 // Event tags of a transmitter (one component per directed cable end).
@@ -165,7 +182,7 @@ struct PacketNetwork::Impl {
   /// applied lazily, when the transmitter next selects a packet; an event for them is scheduled only while
   /// the transmitter is idle and waits for credits (`waiting`), so a busy or idle port costs no event per
   /// credit return.
-  struct Tx final : Component {
+  struct alignas(64) Tx final : Component {
     Tx(Impl& impl, std::uint32_t index, std::string name)
         : Component(impl.sim, std::move(name)), impl(impl), index(index) {}
     void on_event(EventTag tag) override {
@@ -185,51 +202,64 @@ struct PacketNetwork::Impl {
       }
     }
 
-    // Fields read or written on (nearly) every event of this port come first, so that an event touches
-    // few cache lines of it.
+    // Layout: Tx is 64-byte aligned and the fields an event of this port (or a neighbour returning credits
+    // or handing over a packet) touches are packed into its first lines, hottest first, so that an event
+    // touches few cache lines of it. Line 0 (after the Component base): state of the current transmission.
     Impl& impl;
     std::uint32_t index;
     std::uint32_t current = kNil;
     bool busy = false;
     bool owner_is_switch = false;
     bool peer_is_switch = false;
-    bool credit_armed = false; ///< a kCredits event is pending
+    /// A switch output whose transmission ends at `busy_until` with nothing to do then: no kTxDone is
+    /// pending; the port counts as idle from `busy_until` on (see start_tx).
+    bool quiet_end = false;
     bool waiting = false;      ///< idle with packets that do not fit the credits
     bool stalled = false;
     bool credit_blocked = false; ///< set by the last selection: a packet was ready but credits were short
     std::uint8_t cur_in_vl = 0;  ///< of `current` (switch outputs): where it came in, for its credits
     std::uint16_t cur_in_port = 0;
+    bool capped = false; ///< cap_bps != 0 (tested per packet: kept on this line)
     std::uint32_t cur_wire = 0;
     std::uint32_t owner = 0;      ///< switch slot or HCA index
     std::uint32_t peer_owner = 0; ///< switch slot or HCA index
-    int peer_port = 0;
-    int radix = 0;
-    int words = 0;
-    std::uint64_t ps_per_byte = 0; ///< 8e12 / rate when that is a whole number (then no carry), else 0
-    std::uint64_t cap_bps = 0;     ///< HCA injection cap below the link rate (0: none)
-    Time prop;
+    // Line 1: times and queue sizes.
     /// HCA injection cap: the earliest time the next packet may start (Time::zero() when uncapped).
     Time gate;
-    Time wake_at = Time::max(); ///< earliest pending kWake event (Time::max(): none)
-    std::uint64_t queued_bytes = 0;
+    Time busy_until;              ///< end of the current transmission (with quiet_end)
+    Time wake_at = Time::max();   ///< earliest pending kWake event (Time::max(): none)
+    Time credit_at = Time::max(); ///< earliest pending kCredits event (Time::max(): none)
     std::uint64_t queued_packets = 0;
-    // Counted per packet here, next to the rest of the hot state; port_stats() copies them into PortStats.
-    std::uint64_t peak_queue = 0; ///< PortStats::peak_queue_bytes
-    std::uint64_t sent_packets = 0;
-    std::uint64_t sent_bytes = 0;
-    Time busy_time;
-    ItemRing wire;    ///< (arrival time at the peer, packet)
+    std::uint64_t queued_bytes = 0;
+    Time prop;
+    std::uint64_t ps_per_byte = 0; ///< 8e12 / rate when that is a whole number (then no carry), else 0
+    // Line 2: what the peer touches when it returns credits.
     ItemRing creditq; ///< (arrival time here, VL, credits)
+    Time ctrl_delay;  ///< credit return / pause frame delay to this transmitter
+    // Switch outputs: virtual output queues [vl * radix + (in_port - 1)] and a bitmask of non-empty ones.
+    Fifo* voq = nullptr;
+    int peer_port = 0;
+    int radix = 0;
+    // Line 3: what the transmitter handing packets to this output touches.
     /// Switch outputs, static routing: packets bound for this output that have not reached its switch yet,
     /// (arrival time, packet, input port) ordered by time. They join the virtual output queues when the
     /// output next selects (kick), in arrival order; an event (kWake) is scheduled only while the output is
     /// idle.
     ItemRing incoming;
-    // Switch outputs: virtual output queues [vl * radix + (in_port - 1)] and a bitmask of non-empty ones.
-    Fifo* voq = nullptr;
-    std::uint64_t* nonempty = nullptr;           // [vl * words + w]
-    std::array<std::int64_t, kMaxVls> credits{}; ///< per VL, of the peer's input buffer
-    std::array<int, kMaxVls> rr_input{};         ///< per VL: last input served (0-based)
+    std::uint64_t* nonempty = nullptr; // [vl * words + w]
+    std::uint16_t words = 0;           ///< 64-bit words per VL in `nonempty`
+    // Line 4: credits (int32: buffer credits, or kPfcBase minus at most one kPfcPause under PFC).
+    std::array<std::int32_t, kMaxVls> credits{}; ///< per VL, of the peer's input buffer
+    // Line 5.
+    std::array<std::uint16_t, kMaxVls> rr_input{}; ///< per VL: last input served (0-based)
+    // Counted per packet here, next to the rest of the hot state; port_stats() copies them into PortStats.
+    std::uint64_t peak_queue = 0; ///< PortStats::peak_queue_bytes
+    std::uint64_t sent_packets = 0;
+    // Line 5.
+    std::uint64_t sent_bytes = 0;
+    Time busy_time;
+    ItemRing wire; ///< (arrival time at the peer, packet)
+    std::uint64_t cap_bps = 0; ///< HCA injection cap below the link rate (0: none)
     // Statistics and the rest.
     std::uint64_t carry = 0;
     std::uint64_t cap_carry = 0; ///< remainder of the cap's gap computation (like `carry`)
@@ -250,7 +280,6 @@ struct PacketNetwork::Impl {
     std::vector<Fifo> voq_store;
     std::vector<std::uint64_t> nonempty_store;
     // Congestion control (cold unless enabled).
-    Time ctrl_delay;                          ///< credit return / pause frame delay to this transmitter
     std::uint64_t ecn_kmin = 0, ecn_kmax = 0; ///< DCQCN marking thresholds of this output (bytes)
     std::uint32_t fecn_count = 0;             ///< IB CC: eligible packets since the last FECN mark
     // PFC, on a transmitter whose peer is a switch: the bytes it sent that sit in the peer's input buffer,
@@ -437,6 +466,7 @@ struct PacketNetwork::Impl {
       -1; // the VL when the tables are one low entry of positive weight (the default), else -1
   // Congestion control and PFC (all off by default).
   bool incoming_shortcut = false; // static routing without PFC: Tx::incoming instead of arrival events
+  bool direct_start = false;      // kick may start a lone due packet without queueing it (start_direct)
   bool cc_dcqcn = false, cc_ibcc = false, pfc_on = false;
   bool bit_errors = false; // cfg.bit_error_rate > 0 (a flag: start_tx tests it per packet)
   bool mark_enqueue = false, mark_dequeue = false; // a marking scheme decides at enqueue / at dequeue
@@ -548,6 +578,7 @@ struct PacketNetwork::Impl {
     per_global_hop_vl = tables.vl_rule() == routing::VlRule::PerGlobalHop;
     static_routing = cfg.ar_mode == ArMode::Off;
     incoming_shortcut = static_routing && !pfc_on;
+    direct_start = incoming_shortcut && !per_global_hop_vl && !mark_enqueue && !mark_dequeue && single_arb_vl >= 0;
     notify = &sim.make<NotifyLine>(*this, "completions");
     poster = &sim.make<Poster>(*this);
   }
@@ -604,19 +635,22 @@ struct PacketNetwork::Impl {
     tx.stats.port = me.port;
     if (tx.owner_is_switch) {
       tx.radix = node.radix;
-      tx.words = (node.radix + 63) / 64;
+      tx.words = static_cast<std::uint16_t>((node.radix + 63) / 64);
       tx.voq_store.assign(static_cast<std::size_t>(cfg.num_vls * node.radix), Fifo{});
       tx.nonempty_store.assign(static_cast<std::size_t>(cfg.num_vls * tx.words), 0);
       tx.voq = tx.voq_store.data();
       tx.nonempty = tx.nonempty_store.data();
-      std::fill(tx.rr_input.begin(), tx.rr_input.begin() + cfg.num_vls, node.radix - 1);
+      std::fill(tx.rr_input.begin(), tx.rr_input.begin() + cfg.num_vls, static_cast<std::uint16_t>(node.radix - 1));
       if (!arb_high.empty()) tx.high.left = arb_high[0].weight;
       tx.low.left = arb_low[0].weight;
       switches[tx.owner].tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
     } else {
       hcas[tx.owner].tx = idx;
       const auto cap = static_cast<std::uint64_t>(std::llround(cfg.hca_rate_gbps * 1e9));
-      if (cap != 0 && cap < tx.rate_bps) tx.cap_bps = cap; // a cap at or above the link rate never binds
+      if (cap != 0 && cap < tx.rate_bps) { // a cap at or above the link rate never binds
+        tx.cap_bps = cap;
+        tx.capped = true;
+      }
     }
     return idx;
   }
@@ -657,13 +691,28 @@ struct PacketNetwork::Impl {
 
   // ---------------------------------------------------------------- transmitters
   void kick(Tx& tx) {
-    if (tx.busy) return;
+    if (tx.busy) {
+      if (!tx.quiet_end) return;
+      if (sim.now() < tx.busy_until) { // (an earlier wake, e.g. one for a packet already absorbed)
+        if (!tx.incoming.empty()) arm_wake(tx, std::max(tx.incoming.front_t(), tx.busy_until));
+        return;
+      }
+      tx.busy = false; // the quiet transmission is over (start_tx returned its credits already)
+      tx.quiet_end = false;
+    }
     if (tx.gate > sim.now()) { // HCA injection cap: not yet
       hcas[tx.owner].pacer->request(tx.gate);
       return;
     }
-    if (!tx.creditq.empty()) absorb_credits(tx);
-    if (!tx.incoming.empty()) absorb_arrivals(tx);
+    if (tx.creditq.front_t() <= sim.now()) absorb_credits(tx);
+    if (tx.incoming.front_t() <= sim.now()) {
+      // One packet due at an output with empty queues: it is the only candidate, so it goes straight to
+      // the wire (what enqueueing it and selecting it again would do, without the queue round trip).
+      if (direct_start && tx.queued_packets == 0 &&
+          (tx.incoming.size() == 1 || tx.incoming.at(1).t > sim.now()) && start_direct(tx))
+        return;
+      absorb_arrivals(tx);
+    }
     tx.credit_blocked = false;
     const std::uint32_t p = tx.owner_is_switch ? select_switch(tx) : select_hca(tx);
     if (p == kNil) {
@@ -674,40 +723,67 @@ struct PacketNetwork::Impl {
           tx.stalled = true;
           tx.stall_since = sim.now();
         }
-        if (!tx.credit_armed && !tx.creditq.empty()) arm_credits(tx);
+        if (!tx.creditq.empty()) arm_credits(tx);
       }
-      if (!tx.incoming.empty()) arm_wake(tx, tx.incoming.front().t);
+      if (!tx.incoming.empty()) arm_wake(tx, tx.incoming.front_t());
       return;
     }
     tx.waiting = false;
     start_tx(tx, p);
   }
 
+  /// kick's shortcut: `tx`'s only due packet (the head of `incoming`; its queues are empty) starts now if it
+  /// fits the credits. Same state as absorb_arrivals + select_switch would leave (input port and VL, peak
+  /// queue, round-robin position). Returns false, changing nothing, when the credits are short.
+  bool start_direct(Tx& tx) {
+    const LineItem it = tx.incoming.front();
+    Packet& p = pool[it.a];
+    if (p.vl != single_arb_vl ||
+        tx.credits[p.vl] < static_cast<std::int64_t>(PacketConfig::credits_for(p.wire)))
+      return false;
+    tx.incoming.pop_front();
+    p.in_port = static_cast<std::uint16_t>(it.b);
+    p.in_vl = p.vl;
+    if (p.wire > tx.peak_queue) tx.peak_queue = p.wire; // (queued alone for an instant)
+    tx.rr_input[p.vl] = static_cast<std::uint16_t>(it.b - 1);
+    tx.credit_blocked = false;
+    tx.waiting = false;
+    start_tx(tx, it.a);
+    return true;
+  }
+
   /// Applies the credit returns that have reached `tx` by now.
   void absorb_credits(Tx& tx) {
     const Time now = sim.now();
-    while (!tx.creditq.empty() && tx.creditq.front().t <= now) {
+    while (tx.creditq.front_t() <= now) {
       const LineItem& it = tx.creditq.front();
       tx.credits[it.a] += static_cast<std::int32_t>(it.b); // signed: a PFC pause subtracts
       tx.creditq.pop_front();
     }
   }
+  /// A kCredits event for the earliest credit return on its way, unless one is pending for that time or
+  /// earlier (an earlier return can join the line later: quiet ends return credits ahead, see start_tx).
   void arm_credits(Tx& tx) {
-    tx.credit_armed = true;
-    sim.post(tx.creditq.front().t, tx.id(), kCredits);
+    const Time t = tx.creditq.front_t();
+    if (t >= tx.credit_at) return;
+    tx.credit_at = t;
+    sim.post(t, tx.id(), kCredits);
   }
-  /// Credits leave the peer's input buffer at `now` and reach `tx` one cable delay later.
+  /// Credits leave the peer's input buffer at `left` (>= now) and reach `tx` one cable delay later.
+  [[gnu::always_inline]] void push_credits_at(Tx& tx, Time left, std::uint32_t vl, std::uint32_t wire) {
+    tx.creditq.insert_sorted({left + tx.ctrl_delay, vl, PacketConfig::credits_for(wire)});
+    if (tx.waiting) arm_credits(tx);
+  }
   [[gnu::always_inline]] void push_credits(Tx& tx, std::uint32_t vl, std::uint32_t wire) {
-    tx.creditq.push_back({sim.now() + tx.ctrl_delay, vl, PacketConfig::credits_for(wire)});
-    if (tx.waiting && !tx.credit_armed) arm_credits(tx);
+    push_credits_at(tx, sim.now(), vl, wire);
   }
   /// PFC: the peer switch of `tx` sends XOFF (pause) or XON for priority `vl`; it reaches `tx` after the
   /// frame's serialization and the propagation (Tx::ctrl_delay), on the same line as the credits.
   void send_pause(Tx& tx, std::uint32_t vl, bool pause) {
     const Time now = sim.now();
-    tx.creditq.push_back(
+    tx.creditq.insert_sorted(
         {now + tx.ctrl_delay, vl, static_cast<std::uint32_t>(pause ? -kPfcPause : kPfcPause)});
-    if (tx.waiting && !tx.credit_armed) arm_credits(tx);
+    if (tx.waiting) arm_credits(tx);
     const std::uint32_t bit = 1u << vl;
     if (pause) {
       tx.pfc_paused |= bit;
@@ -720,7 +796,7 @@ struct PacketNetwork::Impl {
     stats.pause_frames++;
   }
   void credit_wake(Tx& tx) {
-    tx.credit_armed = false;
+    if (sim.now() >= tx.credit_at) tx.credit_at = Time::max(); // (a later, superseded one just kicks again)
     kick(tx);
   }
 
@@ -756,7 +832,7 @@ struct PacketNetwork::Impl {
         tx.carry = static_cast<std::uint64_t>(num % tx.rate_bps);
       }
     }
-    if (tx.cap_bps != 0) { // HCA injection cap: the next start is wire x 8 / cap later, remainder carried
+    if (tx.capped) { // HCA injection cap: the next start is wire x 8 / cap later, remainder carried
       const unsigned __int128 num =
           static_cast<unsigned __int128>(p.wire) * 8'000'000'000'000ull + tx.cap_carry;
       tx.gate = now + Time::ps(static_cast<std::int64_t>(num / tx.cap_bps));
@@ -775,13 +851,28 @@ struct PacketNetwork::Impl {
     tx.sent_bytes += p.wire;
     tx.busy_time += end - now;
     stats.packet_hops++;
-    sim.post(end, tx.id(), kTxDone);
+    if (incoming_shortcut && tx.owner_is_switch && tx.queued_packets == 0 &&
+        tx.incoming.front_t() > end) {
+      // Nothing is waiting for this output, and nothing reaches it before `end`: kTxDone would only return
+      // the credits and find the port idle. So the credits go back now, timed for `end`, and no event is
+      // scheduled; a packet that later joins `incoming` wakes the port at max(its arrival, end).
+      tx.quiet_end = true;
+      tx.busy_until = end;
+      return_credits_at(switches[tx.owner], end, p.in_port, p.in_vl, p.wire);
+      if (!tx.incoming.empty()) arm_wake(tx, tx.incoming.front_t());
+    } else {
+      sim.post(end, tx.id(), kTxDone);
+    }
     if (tx.peer_is_switch && incoming_shortcut && !p.corrupted) {
       // Static routing: the packet's output at the next switch is known now; it waits in that output's
       // `incoming` list instead of costing an arrival event (see Tx::incoming).
       Tx& out = route_static(tx.peer_owner, p);
       out.incoming.insert_sorted({deliver, pi, static_cast<std::uint32_t>(tx.peer_port)});
-      if (!out.busy) arm_wake(out, deliver);
+      if (!out.busy) {
+        arm_wake(out, deliver);
+      } else if (out.quiet_end) {
+        arm_wake(out, std::max(deliver, out.busy_until));
+      }
     } else {
       tx.wire.push_back({deliver, pi, 0});
       if (tx.wire.size() == 1) sim.post(deliver, tx.id(), kArrival);
@@ -800,6 +891,11 @@ struct PacketNetwork::Impl {
     kick(tx);
   }
 
+  /// Without PFC: the credits of a packet that leaves switch `sw` at `left` (>= now), from input `in_port`.
+  void return_credits_at(const Switch& sw, Time left, int in_port, int vl, std::uint32_t wire) {
+    Tx& up = *txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]];
+    push_credits_at(up, left, static_cast<std::uint32_t>(vl), wire);
+  }
   void return_credits(const Switch& sw, int in_port, int vl, std::uint32_t wire) {
     Tx& up = *txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]];
     push_credits(up, static_cast<std::uint32_t>(vl), wire);
@@ -820,8 +916,8 @@ struct PacketNetwork::Impl {
         arrive_switch(tx.peer_owner, tx.peer_port, pi);
       else
         arrive_hca(tx.peer_owner, tx, pi);
-    } while (!tx.wire.empty() && tx.wire.front().t <= now);
-    if (!tx.wire.empty()) sim.post(tx.wire.front().t, tx.id(), kArrival);
+    } while (tx.wire.front_t() <= now);
+    if (!tx.wire.empty()) sim.post(tx.wire.front_t(), tx.id(), kArrival);
   }
 
   void notify_deliver(const LineItem& it) {
@@ -860,7 +956,7 @@ struct PacketNetwork::Impl {
   /// in arrival order, as their arrival events would have.
   void absorb_arrivals(Tx& tx) {
     const Time now = sim.now();
-    while (!tx.incoming.empty() && tx.incoming.front().t <= now) {
+    while (tx.incoming.front_t() <= now) {
       const LineItem it = tx.incoming.front();
       tx.incoming.pop_front();
       enqueue_at_switch(tx.owner, static_cast<int>(it.b), it.a, tx);
@@ -1068,7 +1164,7 @@ struct PacketNetwork::Impl {
     if (f.empty())
       tx.nonempty[static_cast<std::size_t>(vl) * tx.words + static_cast<unsigned>(input) / 64] &=
           ~(1ull << (static_cast<unsigned>(input) % 64));
-    tx.rr_input[static_cast<std::size_t>(vl)] = input;
+    tx.rr_input[static_cast<std::size_t>(vl)] = static_cast<std::uint16_t>(input);
     const std::uint32_t wire = pool[pi].wire;
     tx.queued_bytes -= wire;
     tx.queued_packets--;
