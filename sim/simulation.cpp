@@ -105,13 +105,7 @@ RunResult Simulation::run(const StopConditions& stop) {
     now_ = e.time;
     // The next event's component is most likely the one at the head of the queue now: start loading it
     // while this handler runs (each event tends to touch a different component: a cache miss otherwise).
-    if (!queue_.empty()) {
-      const char* next = reinterpret_cast<const char*>(slots_[queue_.top().target].handler);
-      __builtin_prefetch(next);
-      __builtin_prefetch(next + 64);
-      __builtin_prefetch(next + 128);
-      __builtin_prefetch(next + 192);
-    }
+    if (!queue_.empty()) __builtin_prefetch(slots_[queue_.top().target].handler);
     ++r.events_executed;
     ++total_executed_;
     slot.handler->on_event(e.tag);
