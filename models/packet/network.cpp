@@ -214,15 +214,20 @@ struct PacketNetwork::Impl {
     /// A switch output whose transmission ends at `busy_until` with nothing to do then: no kTxDone is
     /// pending; the port counts as idle from `busy_until` on (see start_tx).
     bool quiet_end = false;
-    bool waiting = false;      ///< idle with packets that do not fit the credits
+    bool waiting = false; ///< idle with packets that do not fit the credits
     bool stalled = false;
     bool credit_blocked = false; ///< set by the last selection: a packet was ready but credits were short
     std::uint8_t cur_in_vl = 0;  ///< of `current` (switch outputs): where it came in, for its credits
     std::uint16_t cur_in_port = 0;
-    bool capped = false; ///< cap_bps != 0 (tested per packet: kept on this line)
+    bool capped = false;       ///< cap_bps != 0 (tested per packet: kept on this line)
+    std::uint8_t quiet_vl = 0; ///< with quiet_need: the VL of the blocked next packet
     std::uint32_t cur_wire = 0;
     std::uint32_t owner = 0;      ///< switch slot or HCA index
     std::uint32_t peer_owner = 0; ///< switch slot or HCA index
+    /// An HCA in a quiet transmission (quiet_end) whose next packet needs this many credits on quiet_vl,
+    /// more than it will have when the transmission ends; 0 otherwise. Its kCredits event is armed for when
+    /// the returns on their way bring enough (see start_tx).
+    std::uint32_t quiet_need = 0;
     // Line 1: times and queue sizes.
     /// HCA injection cap: the earliest time the next packet may start (Time::zero() when uncapped).
     Time gate;
@@ -258,7 +263,7 @@ struct PacketNetwork::Impl {
     // Line 5.
     std::uint64_t sent_bytes = 0;
     Time busy_time;
-    ItemRing wire; ///< (arrival time at the peer, packet)
+    ItemRing wire;             ///< (arrival time at the peer, packet)
     std::uint64_t cap_bps = 0; ///< HCA injection cap below the link rate (0: none)
     // Statistics and the rest.
     std::uint64_t carry = 0;
@@ -465,8 +470,11 @@ struct PacketNetwork::Impl {
   int single_arb_vl =
       -1; // the VL when the tables are one low entry of positive weight (the default), else -1
   // Congestion control and PFC (all off by default).
+  bool plain_events = false;      // EventModel::Plain: none of the shortcuts below
   bool incoming_shortcut = false; // static routing without PFC: Tx::incoming instead of arrival events
   bool direct_start = false;      // kick may start a lone due packet without queueing it (start_direct)
+  bool hca_quiet = false; // an HCA whose next packet will not fit at the end of this one skips kTxDone
+  std::int64_t max_pkt_credits = 0; // credits of the largest packet an HCA sends (full MTU, RETH, immediate)
   bool cc_dcqcn = false, cc_ibcc = false, pfc_on = false;
   bool bit_errors = false; // cfg.bit_error_rate > 0 (a flag: start_tx tests it per packet)
   bool mark_enqueue = false, mark_dequeue = false; // a marking scheme decides at enqueue / at dequeue
@@ -476,8 +484,9 @@ struct PacketNetwork::Impl {
   std::vector<QpRateTrace> rate_traces;
   std::vector<PortQueueTrace> queue_traces;
 
-  Impl(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c)
-      : sim(s), fabric(f), tables(t), cfg(c) {
+  Impl(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c,
+       EventModel em)
+      : sim(s), fabric(f), tables(t), cfg(c), plain_events(em == EventModel::Plain) {
     cfg.validate();
     arb_high = cfg.vl_arb_high;
     arb_low = cfg.vl_arb_low;
@@ -577,8 +586,11 @@ struct PacketNetwork::Impl {
     }
     per_global_hop_vl = tables.vl_rule() == routing::VlRule::PerGlobalHop;
     static_routing = cfg.ar_mode == ArMode::Off;
-    incoming_shortcut = static_routing && !pfc_on;
-    direct_start = incoming_shortcut && !per_global_hop_vl && !mark_enqueue && !mark_dequeue && single_arb_vl >= 0;
+    incoming_shortcut = static_routing && !pfc_on && !plain_events;
+    direct_start =
+        incoming_shortcut && !per_global_hop_vl && !mark_enqueue && !mark_dequeue && single_arb_vl >= 0;
+    hca_quiet = incoming_shortcut && !cc_dcqcn && !cc_ibcc;
+    max_pkt_credits = PacketConfig::credits_for(cfg.mtu_bytes + cfg.header_bytes + cfg.reth_bytes + 4);
     notify = &sim.make<NotifyLine>(*this, "completions");
     poster = &sim.make<Poster>(*this);
   }
@@ -640,7 +652,8 @@ struct PacketNetwork::Impl {
       tx.nonempty_store.assign(static_cast<std::size_t>(cfg.num_vls * tx.words), 0);
       tx.voq = tx.voq_store.data();
       tx.nonempty = tx.nonempty_store.data();
-      std::fill(tx.rr_input.begin(), tx.rr_input.begin() + cfg.num_vls, static_cast<std::uint16_t>(node.radix - 1));
+      std::fill(tx.rr_input.begin(), tx.rr_input.begin() + cfg.num_vls,
+                static_cast<std::uint16_t>(node.radix - 1));
       if (!arb_high.empty()) tx.high.left = arb_high[0].weight;
       tx.low.left = arb_low[0].weight;
       switches[tx.owner].tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
@@ -693,12 +706,16 @@ struct PacketNetwork::Impl {
   void kick(Tx& tx) {
     if (tx.busy) {
       if (!tx.quiet_end) return;
-      if (sim.now() < tx.busy_until) { // (an earlier wake, e.g. one for a packet already absorbed)
-        if (!tx.incoming.empty()) arm_wake(tx, std::max(tx.incoming.front_t(), tx.busy_until));
+      if (sim.now() < tx.busy_until) {
+        if (!tx.owner_is_switch) // an HCA: something changed (a message, an ACK to send): select at the end
+          arm_wake(tx, tx.busy_until);
+        else if (!tx.incoming.empty()) // (an earlier wake, e.g. one for a packet already absorbed)
+          arm_wake(tx, std::max(tx.incoming.front_t(), tx.busy_until));
         return;
       }
       tx.busy = false; // the quiet transmission is over (start_tx returned its credits already)
       tx.quiet_end = false;
+      tx.quiet_need = 0;
     }
     if (tx.gate > sim.now()) { // HCA injection cap: not yet
       hcas[tx.owner].pacer->request(tx.gate);
@@ -764,7 +781,7 @@ struct PacketNetwork::Impl {
   /// A kCredits event for the earliest credit return on its way, unless one is pending for that time or
   /// earlier (an earlier return can join the line later: quiet ends return credits ahead, see start_tx).
   void arm_credits(Tx& tx) {
-    const Time t = tx.creditq.front_t();
+    const Time t = tx.quiet_need == 0 ? tx.creditq.front_t() : quiet_credit_time(tx);
     if (t >= tx.credit_at) return;
     tx.credit_at = t;
     sim.post(t, tx.id(), kCredits);
@@ -795,8 +812,47 @@ struct PacketNetwork::Impl {
     tx.stats.pause_frames++;
     stats.pause_frames++;
   }
+  /// A quiet HCA (quiet_need != 0): when the credit returns on their way bring enough for its next packet,
+  /// but not before its transmission ends; Time::max() if they do not.
+  Time quiet_credit_time(const Tx& tx) const {
+    std::int64_t c = tx.credits[tx.quiet_vl];
+    if (c >= tx.quiet_need) return tx.busy_until;
+    for (std::uint32_t i = 0, n = tx.creditq.size(); i < n; ++i) {
+      const LineItem& it = tx.creditq.at(i);
+      if (it.a != tx.quiet_vl) continue;
+      c += it.b;
+      if (c >= tx.quiet_need) return std::max(it.t, tx.busy_until);
+    }
+    return Time::max();
+  }
+  /// start_tx on an HCA port whose transmission ends at `end`: the credits its next packet needs when the
+  /// selection at `end` (select_hca) would certainly find that packet short of credits, else 0. Certain only
+  /// in the plain case: no ACK/NAK queued, one active role (a requester in the middle of a WRITE or SEND that
+  /// is ready), and the credits now plus the returns that reach the port by `end` fall short. Sets quiet_vl.
+  [[gnu::noinline]] std::uint32_t blocked_next(Tx& tx, Time end) {
+    const Hca& hca = hcas[tx.owner];
+    if (!hca.ctrl.empty() || hca.active.size() != 1 || (hca.active[0] & 1u) != 0) return 0;
+    const Qp& qp = qps[hca.active[0] >> 1];
+    if (qp.cur_msg == kNil) return 0;
+    const Msg& m = msgs[qp.cur_msg];
+    const MessageSpec& s = m.rec.spec;
+    if (s.verb == Verb::Read || std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time) > end)
+      return 0;
+    const std::uint32_t need = PacketConfig::credits_for(request_wire(s, qp.send_off));
+    const std::uint8_t vl = vl_of(s.sl);
+    std::int64_t c = tx.credits[vl];
+    for (std::uint32_t i = 0, n = tx.creditq.size(); i < n && tx.creditq.at(i).t <= end; ++i)
+      if (tx.creditq.at(i).a == vl) c += tx.creditq.at(i).b;
+    if (c >= need) return 0;
+    tx.quiet_vl = vl;
+    return need;
+  }
   void credit_wake(Tx& tx) {
     if (sim.now() >= tx.credit_at) tx.credit_at = Time::max(); // (a later, superseded one just kicks again)
+    if (tx.quiet_need != 0 && sim.now() < tx.busy_until) { // (superseded, before the quiet transmission ends)
+      arm_credits(tx);
+      return;
+    }
     kick(tx);
   }
 
@@ -851,8 +907,7 @@ struct PacketNetwork::Impl {
     tx.sent_bytes += p.wire;
     tx.busy_time += end - now;
     stats.packet_hops++;
-    if (incoming_shortcut && tx.owner_is_switch && tx.queued_packets == 0 &&
-        tx.incoming.front_t() > end) {
+    if (incoming_shortcut && tx.owner_is_switch && tx.queued_packets == 0 && tx.incoming.front_t() > end) {
       // Nothing is waiting for this output, and nothing reaches it before `end`: kTxDone would only return
       // the credits and find the port idle. So the credits go back now, timed for `end`, and no event is
       // scheduled; a packet that later joins `incoming` wakes the port at max(its arrival, end).
@@ -860,6 +915,20 @@ struct PacketNetwork::Impl {
       tx.busy_until = end;
       return_credits_at(switches[tx.owner], end, p.in_port, p.in_vl, p.wire);
       if (!tx.incoming.empty()) arm_wake(tx, tx.incoming.front_t());
+    } else if (hca_quiet && !tx.owner_is_switch && cr < max_pkt_credits &&
+               (tx.quiet_need = blocked_next(tx, end)) != 0) {
+      // An HCA whose next packet will not fit the credits at `end` (looked at only when this packet's VL has
+      // less than the largest packet's credits left): kTxDone would find it blocked and wait for credits. So
+      // it waits for them now: it counts as stalled from `end`, and its kCredits event is armed for when
+      // enough credits will have come back (not before `end`). Anything that changes its state meanwhile (a
+      // message, an ACK to send) kicks it, and kick then looks again at `end`.
+      tx.quiet_end = true;
+      tx.busy_until = end;
+      tx.waiting = true;
+      tx.credit_blocked = true;
+      tx.stalled = true;
+      tx.stall_since = end;
+      arm_credits(tx);
     } else {
       sim.post(end, tx.id(), kTxDone);
     }
@@ -1516,9 +1585,7 @@ struct PacketNetwork::Impl {
     const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(left, cfg.mtu_bytes));
     const bool first = qp.send_off == 0;
     const bool last = left <= cfg.mtu_bytes;
-    std::uint32_t wire = payload + cfg.header_bytes;
-    if (first && s.verb != Verb::Send) wire += cfg.reth_bytes;
-    if (last && s.verb == Verb::WriteImm) wire += 4; // immediate data
+    const std::uint32_t wire = request_wire(s, qp.send_off);
     if (!fits(tx, wire, vl_of(s.sl))) return blocked(qp, wire, vl_of(s.sl));
     const std::uint32_t pi = alloc();
     Packet& p = pool[pi];
@@ -1556,6 +1623,15 @@ struct PacketNetwork::Impl {
     return pi;
   }
 
+  /// Bytes on the wire of the WRITE/SEND packet that starts `off` bytes into message `s`.
+  std::uint32_t request_wire(const MessageSpec& s, std::uint64_t off) const {
+    const std::uint64_t left = s.bytes - off;
+    std::uint32_t wire =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(left, cfg.mtu_bytes)) + cfg.header_bytes;
+    if (off == 0 && s.verb != Verb::Send) wire += cfg.reth_bytes;
+    if (left <= cfg.mtu_bytes && s.verb == Verb::WriteImm) wire += 4; // immediate data
+    return wire;
+  }
   /// make_request's answer when the next packet of `qp` (`wire` bytes on `vl`) does not fit the credits.
   static std::uint32_t blocked(Qp& qp, std::uint32_t wire, std::uint8_t vl) {
     qp.blocked_need = PacketConfig::credits_for(wire);
@@ -1822,8 +1898,9 @@ struct PacketNetwork::Impl {
 };
 
 PacketNetwork::PacketNetwork(Simulation& sim, const topo::Fabric& fabric,
-                             const routing::RoutingTables& tables, const PacketConfig& config)
-    : impl_(std::make_unique<Impl>(sim, fabric, tables, config)) {}
+                             const routing::RoutingTables& tables, const PacketConfig& config,
+                             EventModel events)
+    : impl_(std::make_unique<Impl>(sim, fabric, tables, config, events)) {}
 
 PacketNetwork::~PacketNetwork() = default;
 

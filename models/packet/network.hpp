@@ -123,11 +123,19 @@ struct NetworkStats {
   std::uint64_t pfc_drops = 0;       ///< packets dropped at a full PFC input buffer (headroom exceeded)
 };
 
+/// How PacketNetwork maps the model onto events. Both give identical results; Fast is the default.
+/// Plain: every packet's arrival at a switch and every transmission end is an event of its own — the
+/// straightforward event model, kept as the reference that tests compare Fast against.
+/// Fast (with static routing and without PFC): packets bound for a switch output wait in a time-ordered list
+/// of that output instead of costing an arrival event; an output or HCA port that will have nothing it can
+/// send when its transmission ends schedules no event for that end (docs/engine.md, "Packet engine speed").
+enum class EventModel : std::uint8_t { Fast, Plain };
+
 class PacketNetwork {
  public:
   /// Builds the model. `tables` must have been computed for `fabric` and outlive the network, like `sim`.
   PacketNetwork(Simulation& sim, const topo::Fabric& fabric, const routing::RoutingTables& tables,
-                const PacketConfig& config);
+                const PacketConfig& config, EventModel events = EventModel::Fast);
   ~PacketNetwork();
   PacketNetwork(const PacketNetwork&) = delete;
   PacketNetwork& operator=(const PacketNetwork&) = delete;

@@ -13,9 +13,10 @@ struct Run {
   Simulation sim{1};
   routing::RoutingTables tables;
   std::unique_ptr<pkt::PacketNetwork> net;
-  Run(const topo::Fabric& f, const pkt::PacketConfig& cfg, const std::string& routing = "minhop") {
+  Run(const topo::Fabric& f, const pkt::PacketConfig& cfg, const std::string& routing = "minhop",
+      pkt::EventModel events = pkt::EventModel::Fast) {
     tables = routing::builtin_routing().get(routing).factory(f, {});
-    net = std::make_unique<pkt::PacketNetwork>(sim, f, tables, cfg);
+    net = std::make_unique<pkt::PacketNetwork>(sim, f, tables, cfg, events);
   }
 };
 
