@@ -123,7 +123,9 @@ struct NetworkStats {
   std::uint64_t pfc_drops = 0;       ///< packets dropped at a full PFC input buffer (headroom exceeded)
 };
 
-/// How PacketNetwork maps the model onto events. Both give identical results; Fast is the default.
+/// How PacketNetwork maps the model onto events; Fast is the default. They give the same results except where
+/// events fall on the same picosecond: such ties run in scheduling order, which differs between the two
+/// (tests/models/event_model_test.cpp; docs/engine.md, "Fast and Plain event models").
 /// Plain: every packet's arrival at a switch and every transmission end is an event of its own — the
 /// straightforward event model, kept as the reference that tests compare Fast against.
 /// Fast (with static routing and without PFC): packets bound for a switch output wait in a time-ordered list
