@@ -183,8 +183,9 @@ struct PacketNetwork::Impl {
   /// the transmitter is idle and waits for credits (`waiting`), so a busy or idle port costs no event per
   /// credit return.
   struct alignas(64) Tx final : Component {
+    // A Foreground component: its own events are posted with Simulation::post_foreground.
     Tx(Impl& impl, std::uint32_t index, std::string name)
-        : Component(impl.sim, std::move(name)), impl(impl), index(index) {}
+        : Component(impl.sim, std::move(name), HandlerKind::Foreground), impl(impl), index(index) {}
     void on_event(EventTag tag) override {
       switch (tag) {
       case kTxDone:
@@ -784,7 +785,7 @@ struct PacketNetwork::Impl {
     const Time t = tx.quiet_need == 0 ? tx.creditq.front_t() : quiet_credit_time(tx);
     if (t >= tx.credit_at) return;
     tx.credit_at = t;
-    sim.post(t, tx.id(), kCredits);
+    sim.post_foreground(t, tx.id(), kCredits);
   }
   /// Credits leave the peer's input buffer at `left` (>= now) and reach `tx` one cable delay later.
   [[gnu::always_inline]] void push_credits_at(Tx& tx, Time left, std::uint32_t vl, std::uint32_t wire) {
@@ -930,7 +931,7 @@ struct PacketNetwork::Impl {
       tx.stall_since = end;
       arm_credits(tx);
     } else {
-      sim.post(end, tx.id(), kTxDone);
+      sim.post_foreground(end, tx.id(), kTxDone);
     }
     if (tx.peer_is_switch && incoming_shortcut && !p.corrupted) {
       // Static routing: the packet's output at the next switch is known now; it waits in that output's
@@ -944,7 +945,7 @@ struct PacketNetwork::Impl {
       }
     } else {
       tx.wire.push_back({deliver, pi, 0});
-      if (tx.wire.size() == 1) sim.post(deliver, tx.id(), kArrival);
+      if (tx.wire.size() == 1) sim.post_foreground(deliver, tx.id(), kArrival);
     }
   }
 
@@ -986,7 +987,7 @@ struct PacketNetwork::Impl {
       else
         arrive_hca(tx.peer_owner, tx, pi);
     } while (tx.wire.front_t() <= now);
-    if (!tx.wire.empty()) sim.post(tx.wire.front_t(), tx.id(), kArrival);
+    if (!tx.wire.empty()) sim.post_foreground(tx.wire.front_t(), tx.id(), kArrival);
   }
 
   void notify_deliver(const LineItem& it) {
@@ -1035,7 +1036,7 @@ struct PacketNetwork::Impl {
   void arm_wake(Tx& tx, Time t) {
     if (t >= tx.wake_at) return;
     tx.wake_at = t;
-    sim.post(t, tx.id(), kWake);
+    sim.post_foreground(t, tx.id(), kWake);
   }
   void arrival_wake(Tx& tx) {
     if (sim.now() >= tx.wake_at) tx.wake_at = Time::max(); // (a later, superseded wake just kicks again)
