@@ -212,8 +212,9 @@ struct PacketNetwork::Impl {
     bool busy = false;
     bool owner_is_switch = false;
     bool peer_is_switch = false;
-    /// A switch output whose transmission ends at `busy_until` with nothing to do then: no kTxDone is
-    /// pending; the port counts as idle from `busy_until` on (see start_tx).
+    /// A transmission that ends at `busy_until` with no kTxDone pending (see start_tx): a switch output with
+    /// nothing to do then, or an HCA whose next packet will not fit the credits then (quiet_need). The port
+    /// counts as idle from `busy_until` on.
     bool quiet_end = false;
     bool waiting = false; ///< idle with packets that do not fit the credits
     bool stalled = false;
@@ -1877,7 +1878,7 @@ struct PacketNetwork::Impl {
     std::vector<WaitEdge> edges;
     for (const Tx* t : txs) {
       const Tx& tx = *t;
-      if (tx.busy) continue;
+      if (tx.busy && !(tx.quiet_end && tx.busy_until <= sim.now())) continue; // (a quiet end: idle since)
       for (int vl = 0; vl < cfg.num_vls; ++vl) {
         bool waiting = false;
         if (tx.owner_is_switch) {
