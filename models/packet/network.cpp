@@ -183,7 +183,7 @@ struct PacketNetwork::Impl {
   /// the transmitter is idle and waits for credits (`waiting`), so a busy or idle port costs no event per
   /// credit return.
   struct alignas(64) Tx final : Component {
-    // A Foreground component: its own events are posted with Simulation::post_foreground.
+    // A Foreground component: it posts its own events with Simulation::post.
     Tx(Impl& impl, std::uint32_t index, std::string name)
         : Component(impl.sim, std::move(name), HandlerKind::Foreground), impl(impl), index(index) {}
     void on_event(EventTag tag) override {
@@ -786,7 +786,7 @@ struct PacketNetwork::Impl {
     const Time t = tx.quiet_need == 0 ? tx.creditq.front_t() : quiet_credit_time(tx);
     if (t >= tx.credit_at) return;
     tx.credit_at = t;
-    sim.post_foreground(t, tx.id(), kCredits);
+    sim.post(t, tx.id(), kCredits);
   }
   /// Credits leave the peer's input buffer at `left` (>= now) and reach `tx` one cable delay later.
   [[gnu::always_inline]] void push_credits_at(Tx& tx, Time left, std::uint32_t vl, std::uint32_t wire) {
@@ -814,18 +814,23 @@ struct PacketNetwork::Impl {
     tx.stats.pause_frames++;
     stats.pause_frames++;
   }
+  /// When `tx` will hold `need` credits on `vl`, counting the returns on their way in its credit line: now if
+  /// it does already, Time::max() if the line does not bring enough.
+  Time credits_reach(const Tx& tx, std::uint8_t vl, std::int64_t need) const {
+    std::int64_t c = tx.credits[vl];
+    if (c >= need) return sim.now();
+    for (std::uint32_t i = 0, n = tx.creditq.size(); i < n; ++i) {
+      const LineItem& it = tx.creditq.at(i);
+      if (it.a != vl) continue;
+      c += it.b;
+      if (c >= need) return it.t;
+    }
+    return Time::max();
+  }
   /// A quiet HCA (quiet_need != 0): when the credit returns on their way bring enough for its next packet,
   /// but not before its transmission ends; Time::max() if they do not.
   Time quiet_credit_time(const Tx& tx) const {
-    std::int64_t c = tx.credits[tx.quiet_vl];
-    if (c >= tx.quiet_need) return tx.busy_until;
-    for (std::uint32_t i = 0, n = tx.creditq.size(); i < n; ++i) {
-      const LineItem& it = tx.creditq.at(i);
-      if (it.a != tx.quiet_vl) continue;
-      c += it.b;
-      if (c >= tx.quiet_need) return std::max(it.t, tx.busy_until);
-    }
-    return Time::max();
+    return std::max(credits_reach(tx, tx.quiet_vl, tx.quiet_need), tx.busy_until);
   }
   /// start_tx on an HCA port whose transmission ends at `end`: the credits its next packet needs when the
   /// selection at `end` (select_hca) would certainly find that packet short of credits, else 0. Certain only
@@ -842,10 +847,7 @@ struct PacketNetwork::Impl {
       return 0;
     const std::uint32_t need = PacketConfig::credits_for(request_wire(s, qp.send_off));
     const std::uint8_t vl = vl_of(s.sl);
-    std::int64_t c = tx.credits[vl];
-    for (std::uint32_t i = 0, n = tx.creditq.size(); i < n && tx.creditq.at(i).t <= end; ++i)
-      if (tx.creditq.at(i).a == vl) c += tx.creditq.at(i).b;
-    if (c >= need) return 0;
+    if (credits_reach(tx, vl, need) <= end) return 0;
     tx.quiet_vl = vl;
     return need;
   }
@@ -932,7 +934,7 @@ struct PacketNetwork::Impl {
       tx.stall_since = end;
       arm_credits(tx);
     } else {
-      sim.post_foreground(end, tx.id(), kTxDone);
+      sim.post(end, tx.id(), kTxDone);
     }
     if (tx.peer_is_switch && incoming_shortcut && !p.corrupted) {
       // Static routing: the packet's output at the next switch is known now; it waits in that output's
@@ -946,7 +948,7 @@ struct PacketNetwork::Impl {
       }
     } else {
       tx.wire.push_back({deliver, pi, 0});
-      if (tx.wire.size() == 1) sim.post_foreground(deliver, tx.id(), kArrival);
+      if (tx.wire.size() == 1) sim.post(deliver, tx.id(), kArrival);
     }
   }
 
@@ -988,7 +990,7 @@ struct PacketNetwork::Impl {
       else
         arrive_hca(tx.peer_owner, tx, pi);
     } while (tx.wire.front_t() <= now);
-    if (!tx.wire.empty()) sim.post_foreground(tx.wire.front_t(), tx.id(), kArrival);
+    if (!tx.wire.empty()) sim.post(tx.wire.front_t(), tx.id(), kArrival);
   }
 
   void notify_deliver(const LineItem& it) {
@@ -1037,7 +1039,7 @@ struct PacketNetwork::Impl {
   void arm_wake(Tx& tx, Time t) {
     if (t >= tx.wake_at) return;
     tx.wake_at = t;
-    sim.post_foreground(t, tx.id(), kWake);
+    sim.post(t, tx.id(), kWake);
   }
   void arrival_wake(Tx& tx) {
     if (sim.now() >= tx.wake_at) tx.wake_at = Time::max(); // (a later, superseded wake just kicks again)
