@@ -42,12 +42,15 @@ struct LinkRecord {
   int from_tier = 0;             ///< tier of the transmitting node (0 = HCA, 1 = leaf, ...)
   int to_tier = 0;
   double capacity_gbps = 0;      ///< data rate of the cable
-  std::uint64_t bytes = 0;       ///< bytes carried (wire bytes in the packet engine, payload in the flow engine)
+  std::uint64_t bytes = 0;       ///< legacy: wire bytes in the packet engine, payload in the flow engine (to go: use the two below)
+  std::uint64_t wire_bytes = 0;  ///< bytes on the wire: payload + per-packet headers (+ ACKs, CNPs in the packet engine)
+  std::uint64_t payload_bytes = 0; ///< message payload bytes carried
   Time busy;                     ///< time spent transmitting
   Time credit_stall;             ///< packets waiting with no credits (packet engine; zero in the flow engine)
   std::uint64_t peak_queue_bytes = 0;
-  std::uint64_t ecn_marks = 0;
-  Time pause_time;               ///< PFC pause (RoCE lossless mode)
+  std::uint64_t ecn_marks = 0;   ///< packets ECN-marked at this output (DCQCN congestion point)
+  std::uint64_t fecn_marks = 0;  ///< packets FECN-marked at this output (IB CC)
+  Time pause_time;               ///< PFC pause received by this output (RoCE lossless mode)
 };
 
 struct EngineReport {
