@@ -21,6 +21,8 @@
 // Timing of one packet over one switch (the closed form tested in tests/models):
 //   t = nic_tx + prop1 + switch_latency + ser + prop2 + nic_rx   (same rate on both cables)
 //
+// The model is built from small components (models/packet/core.hpp lists them; docs/engine.md).
+//
 // Limitations: HCA ports only (one port per HCA node); the responder has a receive posted for every SEND
 // (no RNR); READ responses are not retransmitted (a lost READ response packet is counted, not recovered).
 #include "models/packet/config.hpp"
@@ -70,7 +72,8 @@ struct PortStats {
   topo::NodeId node = topo::kNoNode; ///< transmitting node
   int port = 0;
   std::uint64_t packets = 0;
-  std::uint64_t bytes = 0;            ///< wire bytes
+  std::uint64_t bytes = 0;            ///< wire bytes (payload, headers, ACKs, CNPs)
+  std::uint64_t payload_bytes = 0;    ///< message payload bytes it carried (every transmission, resends too)
   Time busy;                          ///< time spent serializing
   Time credit_stall;                  ///< time with packets waiting and no credits for any of them
   std::uint64_t peak_queue_bytes = 0; ///< largest wire bytes waiting for this output
@@ -125,13 +128,20 @@ struct NetworkStats {
 
 /// How PacketNetwork maps the model onto events; Fast is the default. They give the same results except where
 /// events fall on the same picosecond: such ties run in scheduling order, which differs between the two
-/// (tests/models/event_model_test.cpp; docs/engine.md, "Fast and Plain event models").
+/// (tests/models/event_model_test.cpp; docs/engine.md, "Event model").
 /// Plain: every packet's arrival at a switch and every transmission end is an event of its own — the
 /// straightforward event model, kept as the reference that tests compare Fast against.
 /// Fast (with static routing and without PFC): packets bound for a switch output wait in a time-ordered list
 /// of that output instead of costing an arrival event; an output or HCA port that will have nothing it can
-/// send when its transmission ends schedules no event for that end (docs/engine.md, "Packet engine speed").
-enum class EventModel : std::uint8_t { Fast, Plain };
+/// send when its transmission ends schedules no event for that end (models/packet/event_model.hpp, where the
+/// shortcuts and their invariants are; docs/engine.md, "Event model").
+/// Checked: Fast, and after every event of a port the event model's invariants are checked on that port (a
+/// broken one throws std::logic_error); for tests.
+enum class EventModel : std::uint8_t { Fast, Plain, Checked };
+
+namespace detail {
+struct Core;
+}
 
 class PacketNetwork {
  public:
@@ -181,8 +191,7 @@ class PacketNetwork {
   const PacketConfig& config() const;
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<detail::Core> impl_;
 };
 
 } // namespace ibn::pkt
