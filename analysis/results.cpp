@@ -67,9 +67,12 @@ std::vector<TierStats> link_stats_by_tier(const std::vector<eng::LinkRecord>& li
     t.util_max = std::max(t.util_max, u);
     t.queue_max_bytes = std::max(t.queue_max_bytes, l.peak_queue_bytes);
     t.ecn_marks += l.ecn_marks;
+    t.fecn_marks += l.fecn_marks;
     t.stall_us += l.credit_stall.to_us();
     t.pause_us += l.pause_time.to_us();
     t.bytes += static_cast<double>(l.bytes);
+    t.wire_bytes += static_cast<double>(l.wire_bytes);
+    t.payload_bytes += static_cast<double>(l.payload_bytes);
   }
   std::vector<TierStats> out;
   for (auto& [k, t] : by) {
@@ -134,9 +137,12 @@ nlohmann::json results_json(const scen::RunResult& r) {
                      {"util_max", r4(t.util_max)},
                      {"queue_max_bytes", t.queue_max_bytes},
                      {"ecn_marks", t.ecn_marks},
+                     {"fecn_marks", t.fecn_marks},
                      {"stall_us", r4(t.stall_us)},
                      {"pause_us", r4(t.pause_us)},
-                     {"bytes", t.bytes}});
+                     {"bytes", t.bytes},
+                     {"wire_bytes", t.wire_bytes},
+                     {"payload_bytes", t.payload_bytes}});
   }
   const double eps = r.wall_s > 0 ? static_cast<double>(r.engine.events) / r.wall_s : 0.0;
   return {{"manifest", r.manifest},

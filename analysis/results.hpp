@@ -30,10 +30,13 @@ struct TierStats {
   std::size_t links = 0;
   double util_mean = 0, util_max = 0; ///< busy time / run duration
   std::uint64_t queue_max_bytes = 0;
-  std::uint64_t ecn_marks = 0;
+  std::uint64_t ecn_marks = 0;        ///< DCQCN CE marks by the tier's outputs
+  std::uint64_t fecn_marks = 0;       ///< IB CC FECN marks by the tier's outputs
   double stall_us = 0;                ///< credit-stall time summed over the tier's links
   double pause_us = 0;                ///< PFC pause time summed over the tier's links
-  double bytes = 0;
+  double bytes = 0;                   ///< legacy (LinkRecord::bytes)
+  double wire_bytes = 0;              ///< bytes on the wire (headers, ACKs and CNPs included)
+  double payload_bytes = 0;           ///< message payload carried
 };
 std::string tier_name(int tier);
 std::vector<TierStats> link_stats_by_tier(const std::vector<eng::LinkRecord>& links, Time duration);

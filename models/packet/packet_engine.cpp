@@ -109,10 +109,15 @@ eng::EngineReport PacketEngine::report() const {
     l.from_tier = f.node(ps.node).tier;
     l.to_tier = f.node(link.other(ps.node)).tier;
     l.capacity_gbps = link.speed.rate_gbps();
-    l.bytes = ps.bytes;
+    l.bytes = ps.bytes; // (legacy: wire bytes)
+    l.wire_bytes = ps.bytes;
+    l.payload_bytes = ps.payload_bytes;
     l.busy = ps.busy;
     l.credit_stall = ps.credit_stall;
     l.peak_queue_bytes = ps.peak_queue_bytes;
+    l.ecn_marks = ps.ecn_marks;
+    l.fecn_marks = ps.fecn_marks;
+    l.pause_time = ps.pause_time;
     r.links.push_back(l);
   }
   const auto& s = impl_->net.stats();
