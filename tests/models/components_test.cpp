@@ -1,9 +1,12 @@
 // The packet engine's components alone, without a Simulation or a fabric: the delay line, the packet pool's
-// FIFOs, a switch output's VOQs and VL arbiter (on a plain port struct), and the RC QP state machine.
+// FIFOs, a switch output's VOQs and VL arbiter (on a plain port struct), the AR policy (with a made-up
+// load per port) and the RC QP state machine.
+#include "models/packet/adaptive_routing.hpp"
 #include "models/packet/delay_line.hpp"
 #include "models/packet/packet.hpp"
 #include "models/packet/switch_port.hpp"
 #include "models/packet/transport.hpp"
+#include "topology/generators.hpp"
 
 #include <doctest/doctest.h>
 
@@ -284,4 +287,41 @@ TEST_CASE("RC QP, requester: PSNs, cumulative ACKs complete messages, go-back-N 
   qp.complete_acked(msgs, mtu, on_acked);
   CHECK(acked == std::vector<MessageId>{0, 1, 2});
   CHECK(!qp.unacked());
+}
+
+TEST_CASE("AR policy: least loaded port of the group, ties to the static port, bounded keeps its choice") {
+  topo::FatTreeParams fp;
+  fp.tiers = 2;
+  fp.radix = 8;
+  fp.hosts = 16;
+  const topo::Fabric f = topo::build_fat_tree(fp);
+  const auto tables = routing::builtin_routing().get("ftree").factory(f, {});
+  const topo::NodeId leaf = *f.find_node("leaf-0");
+  const routing::HcaIndex dst = 15; // on another leaf: the whole up group
+  const routing::ArGroupView g = tables.ar_group(leaf, dst);
+  REQUIRE(g.size() >= 3);
+  std::vector<std::uint64_t> load(static_cast<std::size_t>(fp.radix) + 1, 100);
+  auto by_load = [&](routing::Port p) { return load[p]; };
+
+  ArPolicy off(ArMode::Off, Time::us(2));
+  load[g[0]] = 1000;
+  CHECK(off.choose(tables, leaf, dst, Time::zero(), by_load) == tables.next_hop(leaf, dst));
+
+  ArPolicy per_packet(ArMode::PerPacket, Time::us(2));
+  load[g[0]] = 100;
+  CHECK(per_packet.choose(tables, leaf, dst, Time::zero(), by_load) == g[0]); // all equal: the static port
+  load[g[0]] = 500;
+  CHECK(per_packet.choose(tables, leaf, dst, Time::zero(), by_load) == g[1]); // tie among the rest: group order
+  load[g[2]] = 10;
+  CHECK(per_packet.choose(tables, leaf, dst, Time::zero(), by_load) == g[2]);
+
+  ArPolicy bounded(ArMode::Bounded, Time::us(2));
+  CHECK(bounded.choose(tables, leaf, dst, Time::zero(), by_load) == g[2]);
+  load[g[2]] = 1000;
+  load[g[1]] = 1;
+  CHECK(bounded.choose(tables, leaf, dst, Time::us(1), by_load) == g[2]); // within the window: kept
+  CHECK(bounded.choose(tables, leaf, dst, Time::us(2), by_load) == g[1]); // window over: chosen again
+  // A destination reached through one port only has nothing to choose.
+  const routing::ArGroupView one = tables.ar_group(leaf, 1);
+  if (one.size() == 1) CHECK(per_packet.choose(tables, leaf, 1, Time::zero(), by_load) == one.static_port());
 }
