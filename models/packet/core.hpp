@@ -220,6 +220,7 @@ struct Core {
 
   // ---------------------------------------------------------------- event_model.hpp/.cpp: the shortcuts
   // (inline: defined in event_model.hpp, which the files that use them include)
+  inline bool take_incoming(Tx& tx);
   inline bool start_direct(Tx& tx);
   inline void absorb_arrivals(Tx& tx);
   inline void arm_wake(Tx& tx, Time t);

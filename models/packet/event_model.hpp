@@ -66,6 +66,17 @@ inline bool Core::quiet_busy(Tx& tx) {
   return false;
 }
 
+/// Shortcuts 1 and 3, from kick when packets in `incoming` are due: true when the only due packet went
+/// straight to the wire (shortcut 3: at an output with empty queues it is the only candidate), else the due
+/// packets have joined the VOQs and the output selects as usual.
+[[gnu::always_inline]] inline bool Core::take_incoming(Tx& tx) {
+  if (direct_start && tx.queued_packets == 0 &&
+      (tx.incoming.size() == 1 || tx.incoming.at(1).t > sim.now()) && start_direct(tx))
+    return true;
+  absorb_arrivals(tx);
+  return false;
+}
+
 /// Shortcut 3: `tx`'s only due packet (the head of `incoming`; its queues are empty) starts now if it fits
 /// the credits. Returns false, changing nothing, when the credits are short.
 inline bool Core::start_direct(Tx& tx) {

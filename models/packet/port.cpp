@@ -33,13 +33,7 @@ void Core::kick(Tx& tx) {
     return;
   }
   if (tx.creditq.front_t() <= sim.now()) absorb_credits(tx);
-  if (tx.incoming.front_t() <= sim.now()) {
-    // Shortcut 3: one packet due at an output with empty queues is the only candidate.
-    if (direct_start && tx.queued_packets == 0 &&
-        (tx.incoming.size() == 1 || tx.incoming.at(1).t > sim.now()) && start_direct(tx))
-      return;
-    absorb_arrivals(tx);
-  }
+  if (tx.incoming.front_t() <= sim.now() && take_incoming(tx)) return; // shortcuts 1 and 3
   tx.credit_blocked = false;
   const std::uint32_t p = tx.owner_is_switch ? select_switch(tx) : select_hca(tx);
   if (p == kNil) {
