@@ -2,8 +2,8 @@
 
 #include "analysis/results.hpp"
 #include "scenarios/runner.hpp"
-#include "sim/flow/flow_engine.hpp"
 #include "sim/atomic_file.hpp"
+#include "sim/child_process.hpp"
 #include "sim/error.hpp"
 #include "sim/version.hpp"
 
@@ -76,7 +76,7 @@ std::vector<nlohmann::json> run_points(const scen::Scenario& base, const std::ve
             return results_json(r).dump(2) + "\n";
           };
           // SimGrid allows one flow engine per process, ever: each flow point runs in a child process.
-          const auto text = s.engine == "flow" ? flow::run_in_child_process(run) : run();
+          const auto text = s.engine == "flow" ? run_in_child_process(run) : run();
           results[i] = nlohmann::json::parse(text);
           write_file_atomic(path, text);
         }

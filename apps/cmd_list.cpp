@@ -1,5 +1,6 @@
 // `ibnetsim list`: prints every registry (topology generators, routing, AR policies, CC, collectives).
 #include "apps/commands.hpp"
+#include "models/engines.hpp"
 #include "models/packet/config.hpp"
 #include "models/routing/routing.hpp"
 #include "scenarios/collectives.hpp"
@@ -26,6 +27,13 @@ void add_list_command(CLI::App& app) {
       std::cout << reg.kind() << "s:\n";
       for (const auto& e : reg.entries()) std::cout << "  " << e.name << std::string(e.name.size() < 18 ? 18 - e.name.size() : 1, ' ') << e.description << "\n";
     };
+    const auto engines = eng::builtin_engines();
+    print(engines);
+    for (const auto& e : engines.entries()) {
+      std::cout << "  " << e.name << " models:";
+      for (const auto& c : e.factory.capabilities.names()) std::cout << " " << c;
+      std::cout << "\n";
+    }
     print(topo::builtin_generators());
     print(routing::builtin_routing());
     std::cout << "adaptive routing policies:\n";

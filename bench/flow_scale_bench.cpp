@@ -16,8 +16,9 @@
 //
 // Usage: flow_scale_bench [--ranks N]... [--size-bytes S] [--radix R] [--steps K] [--ar] [--s4u] [--json]
 // Default: --ranks 4096 --ranks 16384 --size-bytes 67108864 --radix 64 (3 tiers, NDR, non-blocking).
+#include "models/flow/flow_engine.hpp"
 #include "models/routing/routing.hpp"
-#include "sim/flow/flow_engine.hpp"
+#include "sim/child_process.hpp"
 #include "topology/generators.hpp"
 
 #include <nlohmann/json.hpp>
@@ -164,7 +165,7 @@ int main(int argc, char** argv) {
   nlohmann::json all = nlohmann::json::array();
   for (const std::uint32_t n : ranks) {
     const std::string out =
-        ibn::flow::run_in_child_process([&] { return run_one(n, size, radix, steps, ar, s4u).dump(); });
+        ibn::run_in_child_process([&] { return run_one(n, size, radix, steps, ar, s4u).dump(); });
     const auto j = nlohmann::json::parse(out);
     all.push_back(j);
     if (!json)

@@ -1,7 +1,7 @@
 // Packet engine vs flow engine on the same workloads (issue 7 item 3: where and why they diverge). Reports
 // figures, asserts nothing (the < 3 % agreement on uncongested rings is asserted in tests/flow/).
 //
-// Each workload is written once against eng::Engine (tests/flow/flow_vs_packet.hpp) and run on the packet
+// Each workload is written once against eng::Engine (testing/flow_vs_packet.hpp) and run on the packet
 // engine in this process and on the flow engine in a forked child (SimGrid allows one engine per process),
 // the flow engine configured from the same PacketConfig. Printed: the simulated figure on each engine, the
 // flow engine's deviation, and the CPU seconds each engine took.
@@ -16,7 +16,7 @@
 //   perm-ar         the same with adaptive routing (packet: per-packet AR; flow: per-message least-loaded).
 //
 // Usage: flow_vs_packet_bench [--quick] [--json]
-#include "tests/flow/flow_vs_packet.hpp"
+#include "testing/flow_vs_packet.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -58,7 +58,7 @@ Row measure(const std::string& name, const std::string& what, const xval::Tree& 
     r.c.packet_ps = work(pe);
   }
   r.packet_cpu_s = cpu_seconds(RUSAGE_SELF) - self0;
-  const auto out = nlohmann::json::parse(flow::run_in_child_process([&] {
+  const auto out = nlohmann::json::parse(run_in_child_process([&] {
     flow::FlowEngine fe(t.fabric, t.tables, flow::flow_config_from(pc));
     const double ps = work(fe);
     return nlohmann::json{{"ps", ps}, {"path", fe.simgrid_path()}}.dump();

@@ -1,5 +1,5 @@
 // ns-3 reference for bench/packet_bench.cpp: the same fat-tree, rates, cable delays, paths, traffic pattern
-// and bytes (bench/packet_scenario.hpp), simulated by ns-3 3.37 so both speeds can be compared side by side.
+// and bytes (testing/packet_scenario.hpp), simulated by ns-3 3.37 so both speeds can be compared side by side.
 // Built only when ns-3 is installed (Debian: libns3-dev ns3 libgsl-dev; see docs/engine.md).
 //
 // Usage: ns3_reference [--pattern perm|ring] [--bytes B[K|M|G]] [--seed S] [--hosts N] [--routing dmodk|ecmp]
@@ -29,7 +29,7 @@
 //   random ECMP instead (TCP then sees reordering).
 // - Events: Simulator::GetEventCount(); packet-hops: PhyTxBegin on every device (one trace call per hop).
 // - The simulation stops when the last byte of the last flow reaches its sink (the simulated time reported).
-#include "bench/packet_scenario.hpp"
+#include "testing/packet_scenario.hpp"
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"

@@ -1,6 +1,6 @@
 // Packet engine speed: permutation and ring traffic on a 2-tier fat-tree (128 hosts, 4:1), NDR defaults.
 // Reports figures, asserts nothing (except that the run moved every byte and the paths are the D-mod-k ones
-// bench/ns3_reference.cpp rebuilds in ns-3; see bench/packet_scenario.hpp for the scenario).
+// bench/ns3_reference.cpp rebuilds in ns-3; see testing/packet_scenario.hpp for the scenario).
 //
 // Usage: packet_bench [--pattern perm|ring|both] [--bytes B[K|M|G]] [--seed S] [--hosts N]
 //                     [--ar off|per-packet|bounded] [--reps R] [--buffer-kib K]
@@ -14,7 +14,7 @@
 // Each pattern runs in a child process (fork), so its peak RSS and RSS growth are its own: memory freed by an
 // earlier run would otherwise be reused and hide the growth. A small warm-up run comes first, so the growth
 // is not the first touch of the engine's code pages.
-#include "bench/packet_scenario.hpp"
+#include "testing/packet_scenario.hpp"
 #include "models/packet/network.hpp"
 #include "models/routing/routing.hpp"
 #include "topology/generators.hpp"

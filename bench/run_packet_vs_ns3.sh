@@ -58,7 +58,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f", a / b; else
 
 echo "ibnetsim packet engine vs ns-3 — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "scenario: 2-tier fat-tree, 128 hosts (8 leaves x 16, 4 up-cables each, 2 spines), 4:1, 400 Gb/s, ftree D-mod-k paths,"
-echo "          $bytes per flow, seed $seed (bench/packet_scenario.hpp); ours: PacketConfig defaults; ns-3: TCP, MSS 4096"
+echo "          $bytes per flow, seed $seed (testing/packet_scenario.hpp); ours: PacketConfig defaults; ns-3: TCP, MSS 4096"
 echo
 printf "%-5s %-9s %12s %10s %10s %8s %8s %9s %9s %12s %12s %9s\n" pattern engine "sim time us" events \
   "pkt-hops" "wall s" "CPU s" "Mevent/s" "Mhop/s" "MB/s wall" "MB/s CPU" "peak MiB"

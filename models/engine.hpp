@@ -1,6 +1,6 @@
 #pragma once
 // eng::Engine — what the workload layer (scenarios/) sees of an engine. Both the packet engine
-// (models/packet/packet_engine.hpp) and the SimGrid flow engine (sim/flow/) implement it, so a collective's
+// (models/packet/packet_engine.hpp) and the SimGrid flow engine (models/flow/) implement it, so a collective's
 // transfer DAG, jobs and background traffic run unchanged on either (DESIGN.md §1).
 //
 // Contract:

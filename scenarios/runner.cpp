@@ -1,7 +1,6 @@
 #include "scenarios/runner.hpp"
 
-#include "models/packet/packet_engine.hpp"
-#include "sim/flow/flow_engine.hpp"
+#include "models/engines.hpp"
 #include "scenarios/background.hpp"
 #include "scenarios/collectives.hpp"
 #include "scenarios/executor.hpp"
@@ -173,16 +172,13 @@ RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt)
   const auto wall0 = std::chrono::steady_clock::now();
   const std::string engine_name = opt.engine.empty() ? s.engine : opt.engine;
   RunResult out;
-  std::unique_ptr<eng::Engine> engine;
-  if (engine_name == "packet") {
-    engine = std::make_unique<pkt::PacketEngine>(w.fabric, *w.tables, w.packet, s.seed);
-  } else if (engine_name == "flow") {
-    auto fc = flow::flow_config_from(w.packet);
-    fc.adaptive_routing = w.packet.ar_mode != pkt::ArMode::Off;
-    engine = std::make_unique<flow::FlowEngine>(w.fabric, *w.tables, fc);
-  } else {
-    throw InputError("unknown engine '" + engine_name + "' (expected packet or flow)");
-  }
+  // The engine from the registry (models/engines.hpp); what the scenario asks for and the engine ignores is
+  // one warning, printed by the commands and kept in the manifest.
+  const auto engines = eng::builtin_engines();
+  const auto& kind = engines.get(engine_name);
+  std::unique_ptr<eng::Engine> engine = kind.factory.make({w.fabric, *w.tables, w.packet, s.seed});
+  const auto ignored = eng::ignored_features(engine_name, kind.factory.capabilities, w.packet);
+  out.warnings.insert(out.warnings.end(), ignored.begin(), ignored.end());
 
   // --- placement -------------------------------------------------------------------------------------
   Rng place_rng = Rng::for_stream(s.seed, "placement");
@@ -480,6 +476,7 @@ RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt)
                   {"packet", w.packet.to_json()},
                   {"calibration", w.calibration}};
   out.manifest["config"]["engine"] = engine_name;
+  out.manifest["warnings"] = ignored;
   return out;
 }
 

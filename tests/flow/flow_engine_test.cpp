@@ -1,16 +1,18 @@
-// FlowEngine (sim/flow): closed-form timing, max-min sharing, routes equal to our routing tables, call_at
+// FlowEngine (models/flow): closed-form timing, max-min sharing, routes equal to our routing tables, call_at
 // ordering, QP order and pipelining, equal shares across route lengths, the one-engine-per-process rule,
 // determinism, adaptive routing, the network-model path against the s4u path. (Packet vs flow:
 // flow_vs_packet_test.cpp.)
 //
 // SimGrid allows one engine per process, so every simulation runs in a forked child
-// (flow::run_in_child_process) that returns its measurements as JSON; the checks run in this process.
+// (ibn::run_in_child_process, sim/child_process.hpp) that returns its measurements as JSON; the checks run in
+// this process.
+#include "models/flow/flow_engine.hpp"
 #include "models/packet/config.hpp"
 #include "models/packet/packet_engine.hpp"
 #include "models/routing/dragonfly.hpp"
 #include "models/routing/routing.hpp"
+#include "sim/child_process.hpp"
 #include "sim/error.hpp"
-#include "sim/flow/flow_engine.hpp"
 #include "tests/test_util.hpp"
 #include "topology/generators.hpp"
 
@@ -38,7 +40,7 @@ topo::Fabric two_tier(int radix, std::optional<std::int64_t> hosts = std::nullop
 }
 
 json in_child(const std::function<json()>& fn) {
-  return json::parse(flow::run_in_child_process([&] { return fn().dump(); }));
+  return json::parse(run_in_child_process([&] { return fn().dump(); }));
 }
 
 /// Seconds a link needs for the wire bytes of a `payload`-byte message (payload + headers + RETH).
@@ -82,6 +84,37 @@ TEST_CASE("flow: one transfer takes NIC + route latency + wire bytes / rate") {
   CHECK(r["route_latency_ps"].get<std::int64_t>() == lat.count_ps());
   CHECK(std::llabs(r["delivered_ps"].get<std::int64_t>() - expect.count_ps()) <= 1);
   CHECK(r["now_ps"].get<std::int64_t>() == r["delivered_ps"].get<std::int64_t>());
+}
+
+TEST_CASE("flow: an HCA rate cap below the link rate is shared by all the HCA's flows") {
+  // DeviceKnobs::hca_rate_gbps (a PCIe-limited NIC, from the calibration profile): the HCA injects at most at
+  // the cap, all its QPs together, as the packet engine paces the HCA's transmitter.
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const std::uint64_t bytes = 4'000'000;
+  const double link_gbps = f.link(t.route(0, 1)[0]).speed.rate_gbps();
+  const json r = in_child([&] {
+    flow::FlowConfig c;
+    c.hca_rate_gbps = link_gbps / 4;
+    flow::FlowEngine e(f, t, c);
+    json out = json::array();
+    // Two flows from HCA 0 to different HCAs: each gets half of the cap.
+    e.send({0, 1, bytes, 0, 0}, [&](Time d) { out.push_back(d.count_ps()); });
+    e.send({0, 2, bytes, 0, 0}, [&](Time d) { out.push_back(d.count_ps()); });
+    e.run();
+    out.push_back(e.simgrid_route(0, 1).size());
+    out.push_back(e.report().extra["config"]["hca_rate_gbps"].get<double>());
+    return out;
+  });
+  const flow::FlowConfig c;
+  const double ser = wire_s(f.link(t.route(0, 1)[0]), c, bytes); // at the link rate
+  const Time lat = c.nic_tx_latency + c.nic_rx_latency + f.link(t.route(0, 1)[0]).latency +
+                   f.link(t.route(0, 1)[1]).latency + c.switch_latency;
+  REQUIRE(r.size() == 4);
+  for (int i = 0; i < 2; ++i) // 2 flows at cap / 2 each: 8x the time at the link rate
+    CHECK(std::llabs(r[i].get<std::int64_t>() - (lat + Time::from_s(8.0 * ser)).count_ps()) <= 2);
+  CHECK(r[2].get<std::size_t>() == 2); // the injection link is not a cable of the fabric
+  CHECK(r[3].get<double>() == doctest::Approx(link_gbps / 4));
 }
 
 TEST_CASE("flow: two flows into one HCA share its link max-min (half each), disjoint flows do not") {
@@ -226,7 +259,7 @@ TEST_CASE("flow: bad sends are InputErrors; a second engine in one process is an
   CHECK(r["range"].get<std::string>().find("only") != std::string::npos);
   CHECK(r["second"].get<std::string>().find("singleton") != std::string::npos);
   CHECK(r["third"].get<std::string>().find("singleton") != std::string::npos);
-  CHECK_THROWS_WITH_AS(flow::run_in_child_process([]() -> std::string { throw InputError("boom"); }), "boom",
+  CHECK_THROWS_WITH_AS(run_in_child_process([]() -> std::string { throw InputError("boom"); }), "boom",
                        std::runtime_error);
 }
 

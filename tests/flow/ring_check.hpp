@@ -2,7 +2,7 @@
 // The packet-vs-flow ring check shared by flow_vs_packet_test.cpp (quick) and flow_vs_packet_slow_test.cpp:
 // ring AllReduce of `size` bytes over ranks 0..ranks-1 (linear placement) on a non-blocking fat-tree,
 // both engines through eng::Engine, agreement within 3 % (issue 7 item 3).
-#include "tests/flow/flow_vs_packet.hpp"
+#include "testing/flow_vs_packet.hpp"
 
 #include <doctest/doctest.h>
 

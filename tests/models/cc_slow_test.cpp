@@ -1,7 +1,7 @@
 // DCQCN convergence on an incast under PFC; congestion spreading and its cure: a victim flow that shares an
 // upstream link with an incast, under IB credits and under RoCE PFC, without CC and with IB CC / DCQCN;
 // adaptive routing against static routing on a permutation across an oversubscribed tier.
-#include "bench/packet_scenario.hpp"
+#include "testing/packet_scenario.hpp"
 #include "models/packet/network.hpp"
 #include "models/routing/routing.hpp"
 #include "tests/models/cc_fabrics.hpp"
@@ -272,7 +272,7 @@ TEST_CASE("adaptive routing gives at least static routing's throughput on a perm
     PacketConfig cfg;
     cfg.ar_mode = ar;
     const std::uint64_t bytes = 1 << 20;
-    // Random permutations (bench/packet_scenario.hpp), where D-mod-k paths collide on the up-links.
+    // Random permutations (testing/packet_scenario.hpp), where D-mod-k paths collide on the up-links.
     double sum = 0;
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       Simulation sim{seed};

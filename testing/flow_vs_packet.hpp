@@ -1,14 +1,16 @@
 #pragma once
+// Test support (testing/, shared by tests/ and bench/, which never include each other).
 // Packet engine vs flow engine on the same workloads (issue 7 item 3), shared by
 // tests/flow/flow_vs_packet_test.cpp, tests/flow/flow_vs_packet_slow_test.cpp and
 // bench/flow_vs_packet_bench.cpp. A workload is written once against eng::Engine; compare() runs it on the
 // packet engine in this process and on the flow engine in a forked child (SimGrid: one engine per process),
 // the flow engine configured from the same PacketConfig (flow::flow_config_from).
 #include "models/engine.hpp"
+#include "models/flow/flow_engine.hpp"
 #include "models/packet/config.hpp"
 #include "models/packet/packet_engine.hpp"
 #include "models/routing/routing.hpp"
-#include "sim/flow/flow_engine.hpp"
+#include "sim/child_process.hpp"
 #include "topology/fabric.hpp"
 #include "topology/generators.hpp"
 
@@ -94,7 +96,7 @@ inline Comparison compare(const topo::Fabric& f, const routing::RoutingTables& t
     pkt::PacketEngine pe(f, t, pc, seed);
     c.packet_ps = work(pe);
   }
-  const auto out = nlohmann::json::parse(flow::run_in_child_process([&] {
+  const auto out = nlohmann::json::parse(run_in_child_process([&] {
     flow::FlowEngine fe(f, t, flow::flow_config_from(pc));
     const double ps = work(fe);
     return nlohmann::json{{"ps", ps}, {"path", fe.simgrid_path()}}.dump();

@@ -1,4 +1,5 @@
 #pragma once
+// Test support (testing/, shared by tests/ and bench/, which never include each other).
 // The scenario shared by bench/packet_bench.cpp (ibnetsim's packet engine) and bench/ns3_reference.cpp
 // (ns-3): a 2-tier fat-tree and two traffic patterns, defined once so both programs simulate the same thing.
 //

@@ -1,6 +1,10 @@
-// FlowEngine: see flow_engine.hpp. SimGrid 3.32 API (Debian 12); kernel-level parts are marked "3.32".
-#include "sim/flow/flow_engine.hpp"
+// FlowEngine: see flow_engine.hpp. SimGrid 3.32 API (Debian 12; the build is pinned to it, see
+// simgrid_network_model.hpp); kernel-level parts are marked "3.32".
+#include "models/flow/flow_engine.hpp"
 
+#include "models/common/adaptive.hpp"
+#include "models/common/route.hpp"
+#include "models/flow/simgrid_network_model.hpp"
 #include "models/packet/config.hpp"
 #include "sim/error.hpp"
 
@@ -17,15 +21,9 @@
 #include <simgrid/s4u/NetZone.hpp>
 #include <simgrid/version.h>
 
-#include <dlfcn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <queue>
@@ -52,6 +50,7 @@ void FlowConfig::validate() const {
   non_negative(fec_latency, "fec_latency");
   non_negative(nic_tx_latency, "nic_tx_latency");
   non_negative(nic_rx_latency, "nic_rx_latency");
+  if (!(hca_rate_gbps >= 0)) throw InputError("flow.hca_rate_gbps: must not be negative");
 }
 
 nlohmann::json FlowConfig::to_json() const {
@@ -63,6 +62,7 @@ nlohmann::json FlowConfig::to_json() const {
           {"fec_latency_ns", fec_latency.to_ns()},
           {"nic_tx_latency_ns", nic_tx_latency.to_ns()},
           {"nic_rx_latency_ns", nic_rx_latency.to_ns()},
+          {"hca_rate_gbps", hca_rate_gbps},
           {"adaptive_routing", adaptive_routing},
           {"factors", factors ? "calibrated" : "none"},
           {"s4u_comms", s4u_comms},
@@ -78,6 +78,7 @@ FlowConfig flow_config_from(const pkt::PacketConfig& p) {
   c.fec_latency = p.fec_latency;
   c.nic_tx_latency = p.nic_tx_latency;
   c.nic_rx_latency = p.nic_rx_latency;
+  c.hca_rate_gbps = p.hca_rate_gbps;
   c.adaptive_routing = p.ar_mode != pkt::ArMode::Off;
   return c;
 }
@@ -88,7 +89,6 @@ namespace {
 std::atomic<bool> g_constructed{false}; // NOLINT: mirrors SimGrid's own process-wide singleton
 
 constexpr std::uint32_t kNil = ~std::uint32_t{0};
-constexpr int kMaxHops = 64;
 
 double to_seconds(Time t) {
   return static_cast<double>(t.count_ps()) * 1e-12;
@@ -104,60 +104,22 @@ Time from_seconds(double s) {
 // NetworkModel::communicate(src, dst, size, rate), which asks the route (our NetZone), creates the lmm
 // variable on the route's links and returns the Action; the model finishes it and SimGrid's link signal
 // reports it; the engine loop skips finished actions that have no activity (the owner unrefs them).
-// NetworkModel's class is not in 3.32's public headers, so the call goes through its vtable slot. Before
-// using it we check, at run time, everything the call relies on; any mismatch selects the s4u path:
-//  - compiled against SimGrid 3.32 (the slot layout below is 3.32's);
-//  - the root zone's model is a NetworkCm02Model (RTTI of its public NetworkModelIntf base);
-//  - that base sits right after the Model base (NetworkModel : Model, NetworkModelIntf, no virtual bases),
-//    so the model pointer is also its Model* (public header, complete);
-//  - NetworkModel's own vtable (exported symbol) has exactly slots 9, 10, 11 pure (create_link,
-//    create_wifi_link, communicate: its three pure virtuals, in declaration order) and shares slots 8, 12,
-//    13 with the CM02 model (inherited next_occurring_event_is_idempotent and the two factor getters);
-//  - the first action returned belongs to the model and costs what was asked (else std::logic_error).
-#if SIMGRID_VERSION_MAJOR == 3 && SIMGRID_VERSION_MINOR == 32
-#define IBN_FLOW_DIRECT_ACTIONS 1
-#else
-#define IBN_FLOW_DIRECT_ACTIONS 0
-#endif
-
+// NetworkModel is declared in simgrid_network_model.hpp (3.32's interface; the build is pinned to 3.32).
+// Before using it we check that the root zone's model is SimGrid's CM02 model (RTTI of its public
+// NetworkModelIntf base: another --cfg=network/model would be another class); the first action returned
+// must belong to the model and cost what was asked (else std::logic_error).
 struct DirectNetwork {
-  using CommunicateFn = skres::Action* (*)(void* self, sg::Host* src, sg::Host* dst, double size,
-                                           double rate);
-  void* model = nullptr; ///< the NetworkCm02Model (also its skres::Model base)
-  CommunicateFn communicate = nullptr;
+  skres::NetworkModel* model = nullptr;
 
-  /// Fills `model`/`communicate` and returns "" when the direct path is usable; else why not.
+  /// Fills `model` and returns "" when the direct path is usable; else why not.
   std::string probe(sg::Engine& engine) {
-#if IBN_FLOW_DIRECT_ACTIONS
     sg::NetZone* root = engine.get_netzone_root();
     const skres::NetworkModelIntf* intf = root->get_network_model();
     if (intf == nullptr) return "no network model";
     if (std::strcmp(typeid(*intf).name(), "N7simgrid6kernel8resource16NetworkCm02ModelE") != 0)
       return std::string("network model is ") + typeid(*intf).name() + ", not NetworkCm02Model";
-    void* m = root->get_impl()->get_network_model().get();
-    if (reinterpret_cast<const char*>(intf) - static_cast<const char*>(m) !=
-        static_cast<std::ptrdiff_t>(sizeof(skres::Model)))
-      return "NetworkModel layout differs (NetworkModelIntf base not after Model)";
-    void* base_sym = dlsym(RTLD_DEFAULT, "_ZTVN7simgrid6kernel8resource12NetworkModelE");
-    void* pure = dlsym(RTLD_DEFAULT, "__cxa_pure_virtual");
-    if (base_sym == nullptr || pure == nullptr) return "NetworkModel vtable not found";
-    void* const* base =
-        reinterpret_cast<void* const*>(static_cast<const char*>(base_sym) + 2 * sizeof(void*));
-    void* const* vt = *static_cast<void* const* const*>(m);
-    for (int i = 2; i <= 13; ++i) {
-      const bool should_be_pure = i >= 9 && i <= 11;
-      if ((base[i] == pure) != should_be_pure) return "NetworkModel vtable differs from 3.32's";
-    }
-    for (const int i : {8, 12, 13})
-      if (vt[i] != base[i]) return "NetworkCm02Model vtable differs from 3.32's";
-    if (vt[11] == nullptr || vt[11] == pure) return "NetworkCm02Model::communicate not found";
-    model = m;
-    communicate = reinterpret_cast<CommunicateFn>(vt[11]);
-    return "";
-#else
-    (void)engine;
-    return "not SimGrid 3.32";
-#endif
+    model = root->get_impl()->get_network_model().get();
+    return model == nullptr ? "no network model" : "";
   }
 };
 
@@ -318,6 +280,9 @@ struct FlowEngine::Impl {
   };
   std::vector<sg::Link*> dlinks; ///< per directed link: 2 * LinkId + (0: a->b, 1: b->a)
   std::vector<DirLink> dl;
+  /// Per HCA: its injection link (an index into dl, after the cables' 2 * num_links) when the HCA rate cap is
+  /// below its cable's rate, else kNil. Empty without a cap.
+  std::vector<std::uint32_t> injection;
   /// The SimGrid links of the flow being started (nullptr otherwise).
   const std::vector<skres::StandardLinkImpl*>* pending_route = nullptr;
   std::vector<skres::StandardLinkImpl*> ar_links; ///< adaptive routing: the links of the flow being started
@@ -352,48 +317,30 @@ struct FlowEngine::Impl {
     return 2 * l + (fabric.link(l).a.node == from ? 0u : 1u);
   }
 
-  /// The route of src -> dst as directed links: static (LFT) ports, or with `adaptive` the least-loaded
-  /// port of each AR group. Throws InputError when the tables have no route.
+  /// The route of src -> dst as directed links (common::walk_route): static (LFT) ports, or with `adaptive`
+  /// the least-loaded port of each AR group (common::least_loaded; load = flows in their bandwidth phase on
+  /// the link). With an HCA rate cap the source's injection link comes first. Throws InputError when the
+  /// tables have no route.
   void compute_route(std::uint32_t src, std::uint32_t dst, bool adaptive,
                      std::vector<std::uint32_t>& out) const {
     out.clear();
-    const topo::NodeId src_node = tables.hca_nodes()[src];
-    const topo::NodeId dst_node = tables.hca_nodes()[dst];
-    const topo::LinkId first = tables.hca_link(src);
-    std::uint32_t sw = tables.hca_switch_index(src);
-    if (first == topo::kNoLink || sw == routing::RoutingTables::kNone)
-      throw InputError("flow engine: HCA " + fabric.node(src_node).name + " is not cabled to a switch");
-    out.push_back(directed(first, src_node));
-    for (int hop = 0; hop < kMaxHops; ++hop) {
-      const topo::NodeId sw_node = tables.switch_nodes()[sw];
-      routing::Port port = routing::kNoPort;
-      if (adaptive) {
-        const routing::ArGroupView g = tables.ar_group(sw_node, dst);
-        std::uint32_t best_load = ~0u;
-        for (std::size_t i = 0; i < g.size(); ++i) {
-          const routing::Port p = g[i];
-          const topo::LinkId l = tables.link_at(sw, p);
-          if (l == topo::kNoLink) continue;
-          const std::uint32_t load = dl[directed(l, sw_node)].active;
-          if (load < best_load) best_load = load, port = p;
-        }
-      } else {
-        port = tables.next_hop_by_index(sw, dst);
-      }
-      if (port == routing::kNoPort)
-        throw InputError("flow engine: no route from " + fabric.node(src_node).name + " to " +
-                         fabric.node(dst_node).name + " at switch " + fabric.node(sw_node).name);
-      const topo::LinkId l = tables.link_at(sw, port);
-      out.push_back(directed(l, sw_node));
-      const topo::NodeId peer = tables.peer_at(sw, port);
-      if (peer == dst_node) return;
-      sw = tables.switch_index(peer);
-      if (sw == routing::RoutingTables::kNone)
-        throw InputError("flow engine: route from " + fabric.node(src_node).name + " to " +
-                         fabric.node(dst_node).name + " ends at " + fabric.node(peer).name);
+    if (!injection.empty()) out.push_back(injection[src]);
+    auto visit = [&](const common::Hop& h) { out.push_back(directed(h.link, h.from)); };
+    if (adaptive) {
+      common::walk_route(
+          fabric, tables, src, dst,
+          [&](std::uint32_t sw, topo::NodeId sw_node) {
+            return common::least_loaded(tables.ar_group(sw_node, dst), [&](routing::Port p) -> std::uint64_t {
+              const topo::LinkId l = tables.link_at(sw, p);
+              return l == topo::kNoLink ? ~std::uint64_t{0} : dl[directed(l, sw_node)].active;
+            });
+          },
+          visit);
+    } else {
+      common::walk_route(
+          fabric, tables, src, dst,
+          [&](std::uint32_t sw, topo::NodeId) { return tables.next_hop_by_index(sw, dst); }, visit);
     }
-    throw InputError("flow engine: routing loop from " + fabric.node(src_node).name + " to " +
-                     fabric.node(dst_node).name);
   }
 
   /// Our NetZone's answer. While a flow is being started: its route, no latency (the engine adds the
@@ -445,14 +392,30 @@ struct FlowEngine::Impl {
       for (int dir = 0; dir < 2; ++dir) {
         const topo::NodeId from = dir == 0 ? link.a.node : link.b.node;
         const topo::NodeKind kind = fabric.node(from).kind;
-        Time lat = link.latency + cfg.fec_latency;
-        if (kind == topo::NodeKind::Switch || kind == topo::NodeKind::Router) lat += cfg.switch_latency;
+        const Time lat =
+            cfg.link_latency(link, kind == topo::NodeKind::Switch || kind == topo::NodeKind::Router);
         sg::Link* sl = z->create_link("l" + std::to_string(l) + (dir == 0 ? "+" : "-"), bw);
         sl->set_latency(to_seconds(lat)); // what Host::route_to reports; flows get no SimGrid latency
         const std::size_t d = 2 * l + static_cast<std::size_t>(dir);
         dlinks[d] = sl->seal();
         dl[d].impl = dlinks[d]->get_impl();
         dl[d].lat_ps = lat.count_ps();
+      }
+    }
+    // HCA injection cap (DeviceKnobs::hca_rate_gbps; the packet engine paces the HCA's transmitter): one more
+    // SimGrid link per capped HCA at the cap's rate, shared by all its flows, first on each of its routes.
+    if (cfg.hca_rate_gbps > 0) {
+      injection.assign(n, kNil);
+      for (std::size_t i = 0; i < n; ++i) {
+        const topo::LinkId l = tables.hca_link(static_cast<routing::HcaIndex>(i));
+        if (l == topo::kNoLink) continue;
+        const double link_gbps = fabric.link(l).speed.rate_gbps();
+        const double cap_gbps = cfg.injection_gbps(link_gbps);
+        if (cap_gbps >= link_gbps) continue;
+        sg::Link* sl = z->create_link("cap" + std::to_string(i), cap_gbps * 1e9 / 8.0);
+        injection[i] = static_cast<std::uint32_t>(dlinks.size());
+        dlinks.push_back(sl->seal());
+        dl.push_back(DirLink{dlinks.back()->get_impl(), 0, 0, 0, 0});
       }
     }
     in_network.reserve(2 * n);
@@ -599,14 +562,14 @@ struct FlowEngine::Impl {
     const auto wire = static_cast<double>(cfg.wire_bytes(x.bytes));
     pending_payload = x.bytes;
     if (use_direct) {
-      skres::Action* a = direct.communicate(direct.model, hosts[x.src], hosts[x.dst], wire, -1.0);
+      skres::Action* a = direct.model->communicate(hosts[x.src], hosts[x.dst], wire, -1.0);
       pending_route = nullptr;
       if (!direct_checked) {
         if (a == nullptr || a->get_model() != static_cast<skres::Model*>(direct.model) ||
             a->get_cost() != wire || a->get_state() != skres::Action::State::STARTED)
           throw std::logic_error("flow engine: SimGrid's NetworkModel::communicate did not return the "
-                                 "expected action (SimGrid build differs from 3.32's layout); use "
-                                 "FlowConfig::s4u_comms");
+                                 "expected action (SimGrid build differs from 3.32's, see "
+                                 "models/flow/simgrid_network_model.hpp); use FlowConfig::s4u_comms");
         direct_checked = true;
       }
       x.action = a;
@@ -622,10 +585,8 @@ struct FlowEngine::Impl {
   }
 
   /// Link signal (inside SimGrid's model update, where nothing may be started): a flow changed state.
-  /// 3.32: NetworkAction derives from Action alone, so the reference is an Action (the type is incomplete
-  /// in the public headers).
   void on_flow_state(skres::NetworkAction& na) {
-    auto& a = reinterpret_cast<skres::Action&>(na);
+    skres::Action& a = na; // NetworkAction : Action (simgrid_network_model.hpp)
     const auto st = a.get_state();
     if (st != skres::Action::State::FINISHED && st != skres::Action::State::FAILED) return;
     const void* key = use_direct ? static_cast<const void*>(&a) : static_cast<const void*>(a.get_activity());
@@ -693,7 +654,7 @@ FlowEngine::FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables&
   if (g_constructed.exchange(true))
     throw std::logic_error("flow engine: SimGrid's engine is a process-wide singleton and a FlowEngine was "
                            "already constructed in this process; run another flow simulation in a child "
-                           "process (flow::run_in_child_process)");
+                           "process (ibn::run_in_child_process)");
   impl_ = std::make_unique<Impl>(fabric, tables, std::move(config));
   impl_->build();
 }
@@ -705,9 +666,6 @@ Time FlowEngine::now() const {
 }
 std::size_t FlowEngine::num_hcas() const {
   return impl_->hosts.size();
-}
-const FlowConfig& FlowEngine::config() const {
-  return impl_->cfg;
 }
 std::string FlowEngine::simgrid_path() const {
   return impl_->use_direct ? "network-model" : "s4u-comm";
@@ -760,7 +718,9 @@ eng::EngineReport FlowEngine::report() const {
       rec.from_tier = m.fabric.node(from).tier;
       rec.to_tier = m.fabric.node(to).tier;
       rec.capacity_gbps = link.speed.rate_gbps();
-      rec.bytes = bytes[2 * l + dir];
+      rec.payload_bytes = bytes[2 * l + dir];
+      rec.wire_bytes = wire[2 * l + dir];
+      rec.bytes = rec.payload_bytes; // legacy field (payload in this engine; see LinkRecord)
       // Busy = the time the cable spends transmitting the wire bytes of those messages at its data rate.
       rec.busy = serialization_time(wire[2 * l + dir], link.rate_bps());
       r.links.push_back(rec);
@@ -778,10 +738,11 @@ std::vector<topo::LinkId> FlowEngine::simgrid_route(routing::HcaIndex src, routi
   double lat = 0;
   impl_->hosts.at(src)->route_to(impl_->hosts.at(dst), links, &lat);
   std::unordered_map<const sg::Link*, topo::LinkId> id;
-  for (std::size_t d = 0; d < impl_->dlinks.size(); ++d)
+  for (std::size_t d = 0; d < 2 * impl_->fabric.num_links(); ++d)
     id.emplace(impl_->dlinks[d], static_cast<topo::LinkId>(d / 2));
   std::vector<topo::LinkId> out;
-  for (const sg::Link* l : links) out.push_back(id.at(l));
+  for (const sg::Link* l : links)
+    if (const auto it = id.find(l); it != id.end()) out.push_back(it->second); // (not an HCA injection link)
   return out;
 }
 
@@ -790,65 +751,6 @@ Time FlowEngine::simgrid_route_latency(routing::HcaIndex src, routing::HcaIndex 
   double lat = 0;
   impl_->hosts.at(src)->route_to(impl_->hosts.at(dst), links, &lat);
   return from_seconds(lat);
-}
-
-// ---------------------------------------------------------------------------------------------------------
-std::string run_in_child_process(const std::function<std::string()>& fn) {
-  std::fflush(nullptr); // else the child may write the parent's buffered output a second time
-  int fds[2];
-  if (pipe(fds) != 0)
-    throw std::runtime_error(std::string("run_in_child_process: pipe: ") + std::strerror(errno));
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    throw std::runtime_error(std::string("run_in_child_process: fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) { // child: first byte 'o' (ok) or 'e' (error), then the text
-    close(fds[0]);
-    std::string out;
-    char tag = 'o';
-    try {
-      out = fn();
-    } catch (const std::exception& e) {
-      tag = 'e';
-      out = e.what();
-    } catch (...) {
-      tag = 'e';
-      out = "unknown exception";
-    }
-    std::string msg = tag + out;
-    const char* p = msg.data();
-    std::size_t left = msg.size();
-    while (left > 0) {
-      const ssize_t w = write(fds[1], p, left);
-      if (w <= 0) break;
-      p += w;
-      left -= static_cast<std::size_t>(w);
-    }
-    close(fds[1]);
-    _exit(0); // no atexit handlers or static destructors of the parent's copy
-  }
-  close(fds[1]);
-  std::string msg;
-  char buf[65536];
-  for (;;) {
-    const ssize_t r = read(fds[0], buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    msg.append(buf, static_cast<std::size_t>(r));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (msg.empty()) {
-    const std::string why = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                                : "exit status " + std::to_string(WEXITSTATUS(status));
-    throw std::runtime_error("run_in_child_process: the child produced no result (" + why + ")");
-  }
-  if (msg[0] == 'e') throw std::runtime_error(msg.substr(1));
-  return msg.substr(1);
 }
 
 } // namespace ibn::flow

@@ -31,13 +31,15 @@
 // Process-wide singleton: SimGrid keeps its engine, clock and platform in process globals that cannot be
 // reset, so ONE FlowEngine may be constructed per process, ever. A second construction (even after the
 // first was destroyed) throws std::logic_error. Run further simulations in a child process
-// (run_in_child_process below). The engine runs without actors: sends start flows from the maestro,
-// completions arrive through SimGrid's link signal, timers through one SimGrid timer.
+// (ibn::run_in_child_process, sim/child_process.hpp). The engine runs without actors: sends start flows from
+// the maestro, completions arrive through SimGrid's link signal, timers through one SimGrid timer.
 //
 // Limitations: no credit/PFC back-pressure, queues, CC or packet-level AR (fluid max-min instead); AR
 // chooses per message, not per packet; the calibrated host latency and noise are added per transfer by the
 // layer above (scenarios/executor: ExecOptions::noise), as for the packet engine; time inside SimGrid is
 // double seconds (converted to integer ps at the boundary, rounded to the nearest ps).
+#include "models/common/device.hpp"
+#include "models/common/framing.hpp"
 #include "models/engine.hpp"
 #include "models/routing/routing.hpp"
 #include "sim/time.hpp"
@@ -65,35 +67,24 @@ struct FlowFactors {
 /// Message size in bytes -> its factors. Empty: {0, 1}.
 using FactorFn = std::function<FlowFactors(std::uint64_t bytes)>;
 
-struct FlowConfig {
-  std::uint32_t mtu_bytes = 4096;      ///< path MTU (payload per packet): 256..4096
-  std::uint32_t header_bytes = 26;     ///< per-packet overhead on the wire (IB 26, RoCEv2 82)
-  std::uint32_t reth_bytes = 16;       ///< RDMA WRITE extended header, once per message (first packet)
-  Time switch_latency = Time::ns(200); ///< port-to-port latency, added to every link a switch transmits on
-  Time fec_latency = Time::ns(0);      ///< extra per-hop latency of FEC, added to every link
-  Time nic_tx_latency = Time::ns(300); ///< from a post to the message entering the network
-  Time nic_rx_latency = Time::ns(300); ///< from the last byte's arrival to on_delivered
-  bool adaptive_routing = false;       ///< per-message least-loaded choice in the AR groups
-  FactorFn factors;                    ///< per-size latency offset and bandwidth factor (empty: none)
+/// The flow engine's configuration: the framing and device knobs both engines share (models/common), plus
+/// the flow engine's own options.
+struct FlowConfig : common::Framing, common::DeviceKnobs {
+  bool adaptive_routing = false; ///< per-message least-loaded choice in the AR groups
+  FactorFn factors;              ///< per-size latency offset and bandwidth factor (empty: none)
   bool s4u_comms = false; ///< force the s4u Comm path (else SimGrid's network model directly when possible)
 
-  /// Payload share of a full packet: mtu / (mtu + header) (the long-message limit of payload / wire).
-  double header_efficiency() const {
-    return static_cast<double>(mtu_bytes) / static_cast<double>(mtu_bytes + header_bytes);
-  }
-  /// Bytes on the wire for a message of `payload` bytes, as the packet engine sends an RDMA WRITE:
-  /// payload + max(1, ceil(payload / mtu)) headers + one RETH.
-  std::uint64_t wire_bytes(std::uint64_t payload) const {
-    const std::uint64_t packets = payload == 0 ? 1 : (payload + mtu_bytes - 1) / mtu_bytes;
-    return payload + packets * header_bytes + reth_bytes;
-  }
+  /// Bytes on the wire for a message of `payload` bytes, as the packet engine sends an RDMA WRITE
+  /// (common::Framing::write_wire_bytes).
+  std::uint64_t wire_bytes(std::uint64_t payload) const { return write_wire_bytes(payload); }
   /// Checks ranges; throws InputError naming the key.
   void validate() const;
   nlohmann::json to_json() const;
 };
 
-/// The knobs the two engines share, taken from a packet-engine configuration (same MTU, header, RETH,
-/// switch, FEC and NIC latencies; AR on unless the packet engine's AR is off).
+/// The knobs the two engines share, taken from a packet-engine configuration (same framing and device knobs:
+/// MTU, header, RETH, switch, FEC and NIC latencies, HCA rate cap; AR on unless the packet engine's AR is
+/// off).
 FlowConfig flow_config_from(const pkt::PacketConfig& p);
 
 class FlowEngine final : public eng::Engine {
@@ -113,7 +104,6 @@ class FlowEngine final : public eng::Engine {
   void run() override;
   eng::EngineReport report() const override;
 
-  const FlowConfig& config() const;
   /// How messages reach SimGrid: "network-model" (actions on SimGrid's network model) or "s4u-comm".
   std::string simgrid_path() const;
   /// The route SimGrid itself returns for src -> dst (Host::route_to through our NetZone), as LinkIds:
@@ -128,11 +118,5 @@ class FlowEngine final : public eng::Engine {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// Runs `fn` in a forked child process and returns the string it returns (e.g. a JSON result). Lets a
-/// process run several flow simulations one after the other (each child gets its own SimGrid). Throws
-/// std::runtime_error with the child's message when `fn` throws or the child dies. Call it from a
-/// single-threaded process.
-std::string run_in_child_process(const std::function<std::string()>& fn);
 
 } // namespace ibn::flow
