@@ -124,3 +124,32 @@ TEST_CASE("validate osu: a table cut mid-row is exit 2 naming the file and line"
   CHECK(r.code == 2);
   CHECK(r.out.find(path + ":5: table cut mid-row") != std::string::npos);
 }
+
+TEST_CASE("validate osu --profile: the profile's noise spreads p99 above p50, and reruns are identical") {
+  const auto dir = ibn::test::scratch_dir("validate-osu-profile").string();
+  const auto fit = ibn::test::run_cli(
+      "calibrate fit " + kData +
+      "/perftest/azure-hbv3-cx6vf-hdr200-ib_send_lat-ib_send_bw-a-truncated16K.txt --link-rate HDR -o " +
+      dir + "/az.json");
+  REQUIRE(fit.code == 0);
+  const std::string cmd = "validate osu " + kHostLat + " --nodes 2 --ppn 1 --profile " + dir +
+                          "/az.json --samples 200 --max-bytes 1K --json 2>/dev/null";
+  const auto a = ibn::test::run_cli(cmd);
+  INFO(a.out);
+  REQUIRE(a.code == 0);
+  CHECK(ibn::test::run_cli(cmd).out == a.out);
+  const auto v = nlohmann::json::parse(a.out);
+  check_rows(v);
+  bool spread = false;
+  for (const auto& r : v.at("rows"))
+    spread = spread || r.at("predicted_p99_us").get<double>() > r.at("predicted_p50_us").get<double>();
+  CHECK(spread);
+  // With the profile the small-message latency includes the host's share: above the bare engine's.
+  const auto bare =
+      nlohmann::json::parse(ibn::test::run_cli("validate osu " + kHostLat +
+                                               " --nodes 2 --ppn 1 --rate HDR --samples 20 --max-bytes 1K "
+                                               "--json 2>/dev/null")
+                                .out);
+  CHECK(v.at("rows").at(0).at("predicted_p50_us").get<double>() >
+        bare.at("rows").at(0).at("predicted_p50_us").get<double>());
+}
