@@ -7,7 +7,6 @@
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/error.hpp"
-#include "sim/flow/flow_engine.hpp"
 #include "topology/fabric_loader.hpp"
 #include "topology/link_speed.hpp"
 
@@ -208,7 +207,7 @@ std::vector<Predicted> simulate_allreduce(const std::vector<std::uint64_t>& size
     for (const auto& c : r.collectives) out.push_back({c.size_bytes, c.samples_us});
     return out.dump();
   };
-  const auto res = json::parse(s.engine == "flow" ? flow::run_in_child_process(run) : run());
+  const auto res = json::parse(s.engine == "flow" ? detail::run_in_child(run) : run());
   std::vector<Predicted> out(sizes.size());
   for (std::size_t i = 0; i < sizes.size() && i < res.size(); ++i) {
     const auto samples = res.at(i).at(1).get<std::vector<double>>();

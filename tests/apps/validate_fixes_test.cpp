@@ -55,3 +55,21 @@ TEST_CASE("validate nccl-tests: a '_perf_mpi' log starting with 0-byte rows") {
   CHECK(v.at("runs").at(0).at("nodes") == 2);
   CHECK(v.at("rows").size() > 0);
 }
+
+TEST_CASE("validate --engine flow: bad input found inside the child process is still exit 2") {
+  // The child's InputError crossed the process boundary as a plain error (exit 1, "internal error").
+  const auto r =
+      ibn::test::run_cli("validate nccl-tests " + kData +
+                         "/nccl-tests/h100-1node-8gpu-nvlink-xxrjun-cluster01-single.log --engine flow -n 1 "
+                         "--max-bytes 32M --set nvlink.bandwidth_gbps=-5");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("nvlink.bandwidth_gbps") != std::string::npos);
+  CHECK(r.out.find("internal error") == std::string::npos);
+  const auto o =
+      ibn::test::run_cli("validate osu " + kData +
+                         "/osu/oci-bm.optimized3.36-roce100g-osu_latency-bw-allreduce4node-alltoall1node.txt "
+                         "--test osu_allreduce "
+                         "--engine flow --max-bytes 64 -n 1 --set nvlink.latency_us=-1");
+  CHECK(o.code == 2);
+  CHECK(o.out.find("nvlink.latency_us") != std::string::npos);
+}
