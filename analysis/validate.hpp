@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,48 @@ struct ValidateOptions {
 /// Validates every test in `log`; returns {"rows": [...], "summary": {...}, "runs": [...]}.
 nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions& opt);
 std::string validate_table(const nlohmann::json& v);
+
+/// `validate osu`: reads a real OSU micro-benchmark or IMB-MPI1 output (calib::parse_osu), simulates the
+/// same measurement and compares per size (docs/calibration.md, "validate osu"):
+///  - point-to-point latency (osu_latency, osu_multi_lat with one pair, IMB PingPong): the perftest
+///    driver's send/receive ping-pong between two nodes (RTT/2, as OSU reports it), `samples` round trips;
+///    predicted p50/p99 are the median and 99th percentile of those samples;
+///  - point-to-point bandwidth (osu_bw, osu_bibw, osu_mbw_mr): the perftest driver's ib_send_bw with
+///    tx depth = OSU's window (64 unless printed), QPs = pairs, both directions for osu_bibw; `repeats`
+///    runs with different seeds; measured_us and predicted_*_us are the time per message (size / bandwidth);
+///  - MPI AllReduce over host memory (osu_allreduce, IMB Allreduce): a scenario with one job of N nodes x
+///    K ranks, one NIC per node, the algorithm `algorithm` ("mpi" = halving-doubling for 2^k ranks, else
+///    hierarchical when K > 1, else ring), one channel, Simple protocol; copies inside a node use the
+///    nvlink.* keys set to host shared memory (shm_gbps, shm_latency_us); p50/p99 over `iters`
+///    iterations.
+/// Ranks and nodes come from --nodes/--ppn, else from the launcher line before the table, else InputError.
+/// Rows {file, benchmark, size_bytes, measured_us, predicted_p50_us, predicted_p99_us, error_pct} with
+/// error_pct = (p50 - measured) / measured x 100 (bandwidth rows also carry measured_mbps and
+/// predicted_mbps); summary: median and max |error_pct|.
+struct OsuValidateOptions {
+  std::string fabric;  ///< "" = two nodes back to back (pt2pt) / a non-blocking fat-tree (collectives)
+  std::string profile; ///< "" = no calibration
+  std::string engine = "packet";    ///< collectives only (pt2pt runs on the packet engine)
+  std::string rate;                 ///< default fabric's link rate ("HDR"); "" = the profile's, else NDR
+  std::uint32_t nodes = 0, ppn = 0; ///< 0 = from the launcher line
+  std::uint32_t iters = 20, warmup = 2;
+  std::uint32_t samples = 1000; ///< latency round trips per size
+  std::uint32_t repeats = 3;    ///< bandwidth runs per size (seeds 1..repeats)
+  std::string algorithm = "mpi";
+  double shm_gbps = 80, shm_latency_us = 0.4;
+  std::uint64_t max_bytes = 0;    ///< skip sizes above this (0 = none)
+  std::vector<std::string> tests; ///< only these benchmarks ("osu_allreduce", "PingPong"); empty = all
+  std::vector<std::string> sets;  ///< scenario overrides for collectives
+};
+nlohmann::json validate_osu(const std::string& log, const OsuValidateOptions& opt);
+std::string validate_osu_table(const nlohmann::json& v);
+
+namespace detail {
+/// Runs `fn` in a child process (flow::run_in_child_process: SimGrid allows one engine per process) and
+/// returns its string; an InputError thrown in the child is thrown again here as an InputError (bad input
+/// stays exit 2), any other failure as the child helper's std::runtime_error.
+std::string run_in_child(const std::function<std::string()>& fn);
+} // namespace detail
 
 /// `calibrate nvlink`: fits the intra-node model (scenario keys nvlink.bandwidth_gbps and nvlink.latency_us)
 /// to the single-node runs of a real nccl-tests output by simulation: it minimises the mean squared

@@ -1,7 +1,9 @@
 // `ibnetsim validate nccl-tests LOG [--fabric F] [--profile P] [--json]`: measured vs simulated busbw per
-// size.
+// size. `ibnetsim validate osu LOG [--nodes N --ppn K] [--fabric F] [--profile P] [--json]`: measured vs
+// simulated latency per size of an OSU / IMB output.
 #include "analysis/validate.hpp"
 #include "apps/commands.hpp"
+#include "sim/error.hpp"
 #include "sim/units.hpp"
 
 #include <iostream>
@@ -38,6 +40,63 @@ void add_validate_command(CLI::App& app) {
       std::cout << v.dump(2) << "\n";
     else
       std::cout << analysis::validate_table(v);
+  });
+
+  auto u = std::make_shared<analysis::OsuValidateOptions>();
+  auto ulog = std::make_shared<std::string>();
+  auto ujson = std::make_shared<bool>(false);
+  auto umax = std::make_shared<std::string>();
+  auto* osu = v->add_subcommand(
+      "osu", "Simulate the measurement of a real OSU micro-benchmark or IMB-MPI1 output (pt2pt latency and "
+             "bandwidth "
+             "between two nodes, MPI AllReduce over host memory) and compare per size.\n"
+             "Nodes and ranks per node: --nodes/--ppn, else the launcher line in the file (mpirun -np 144 "
+             "-ppn 36).\n"
+             "Example: ibnetsim validate osu osu_allreduce.txt --nodes 4 --ppn 36 --rate EDR --json");
+  osu->add_option("LOG", *ulog, "OSU or IMB-MPI1 output")->required();
+  osu->add_option("--nodes", u->nodes, "nodes of the measured run (with --ppn)");
+  osu->add_option("--ppn", u->ppn, "MPI ranks per node (with --nodes)");
+  osu->add_option("--fabric", u->fabric,
+                  "fabric file (default: two nodes back to back for pt2pt, a non-blocking fat-tree for "
+                  "collectives)");
+  osu->add_option("--rate", u->rate,
+                  "link rate of the default fabric (NDR, HDR, EDR, ...; default: the "
+                  "profile's, else NDR)");
+  osu->add_option("--profile", u->profile, "calibration profile JSON");
+  osu->add_option("--engine", u->engine, "packet or flow (collectives; pt2pt runs on the packet engine)")
+      ->check(CLI::IsMember({"packet", "flow"}))
+      ->capture_default_str();
+  osu->add_option("-n,--iters", u->iters, "simulated iterations per size (collectives)")
+      ->capture_default_str();
+  osu->add_option("--samples", u->samples, "simulated round trips per size (latency)")->capture_default_str();
+  osu->add_option("--repeats", u->repeats, "simulated runs per size with different seeds (bandwidth)")
+      ->capture_default_str();
+  osu->add_option("--algorithm", u->algorithm,
+                  "AllReduce algorithm: mpi (halving-doubling for 2^k ranks, else hierarchical with several "
+                  "ranks per node, else ring), ring, hierarchical, halving-doubling, tree")
+      ->check(CLI::IsMember({"mpi", "ring", "hierarchical", "halving-doubling", "tree"}))
+      ->capture_default_str();
+  osu->add_option("--shm-gbps", u->shm_gbps, "intra-node (shared memory) copy bandwidth, Gb/s")
+      ->capture_default_str();
+  osu->add_option("--shm-latency-us", u->shm_latency_us, "intra-node copy latency, us")
+      ->capture_default_str();
+  osu->add_option("--max-bytes", *umax, "skip sizes above this");
+  osu->add_option("--test", u->tests,
+                  "compare this benchmark only (osu_allreduce, PingPong, ...; repeatable)");
+  osu->add_option("--set", u->sets, "override a scenario key of the collective runs (repeatable)");
+  osu->add_flag("--json", *ujson, "print JSON rows and summary");
+  osu->callback([u, ulog, ujson, umax] {
+    if (!umax->empty()) u->max_bytes = parse_size_bytes(*umax, "--max-bytes");
+    if (!(u->shm_gbps > 0)) throw InputError("--shm-gbps: must be positive");
+    if (!(u->shm_latency_us >= 0)) throw InputError("--shm-latency-us: must not be negative");
+    if (u->iters == 0) throw InputError("-n: at least one iteration");
+    if (u->samples == 0) throw InputError("--samples: at least one round trip");
+    if (u->repeats == 0) throw InputError("--repeats: at least one run");
+    const auto v = analysis::validate_osu(*ulog, *u);
+    if (*ujson)
+      std::cout << v.dump(2) << "\n";
+    else
+      std::cout << analysis::validate_osu_table(v);
   });
 }
 

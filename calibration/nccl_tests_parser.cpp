@@ -36,12 +36,14 @@ constexpr std::array<Binary, 10> kBinaries = {{
     {"hypercube_perf", NcclCollective::unknown},
 }};
 
-/// The first nccl-tests binary named in `t` (as a whole word), if any.
+/// The first nccl-tests binary named in `t` (as a whole word), if any. The MPI build's names
+/// ("all_reduce_perf_mpi", nccl-tests built with MPI=1 in some packagings) count as the binary.
 std::optional<Binary> find_binary(std::string_view t) {
   std::optional<Binary> best;
   std::size_t best_pos = std::string_view::npos;
   for (const Binary& b : kBinaries) {
-    const std::size_t p = find_word(t, b.name);
+    const std::string mpi = std::string(b.name) + "_mpi";
+    const std::size_t p = std::min(find_word(t, b.name), find_word(t, mpi));
     if (p < best_pos) {
       best_pos = p;
       best = b;
@@ -686,8 +688,11 @@ class Reader {
   /// Collectives the table is consistent with (see the header comment); empty when it says nothing.
   std::vector<NcclCollective> table_candidates(const NcclTestsRun& run) const {
     using C = NcclCollective;
-    if (run.rows.empty()) return {};
-    const NcclTestsRow& r = run.rows.front();
+    // The first row that carries data: sweeps from -b 0 begin with "0 0" rows, which fit every collective.
+    const auto first = std::find_if(run.rows.begin(), run.rows.end(),
+                                    [](const NcclTestsRow& x) { return x.size_bytes > 0 && x.count > 0; });
+    if (first == run.rows.end()) return {};
+    const NcclTestsRow& r = *first;
     const bool no_op = r.redop.empty() || r.redop == "none";
     if (r.root && *r.root >= 0) return {no_op ? C::broadcast : C::reduce};
     const auto ts = type_size(r.type);

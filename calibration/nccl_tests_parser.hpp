@@ -27,7 +27,9 @@
 // size means all_reduce or sendrecv (told apart by busbw/algbw = 2(n-1)/n vs 1 when n > 2); size ==
 // n*count*sizeof(type) means reduce_scatter (with a redop) or all_gather/alltoall (redop none). When the
 // table leaves a choice, a collective named in the file name decides; otherwise the first candidate is
-// taken with a warning. A log line that contradicts the table gets a warning too.
+// taken with a warning. A log line that contradicts the table gets a warning too. Binary names with the
+// MPI build's "_mpi" suffix ("all_gather_perf_mpi") name the same test; the table test uses the first row
+// that carries data (rows "0 0 ..." of a sweep from -b 0 fit every collective and are passed over).
 //
 // Error vs warning (the same rules as perftest_parser.hpp):
 //  - InputError("FILE:LINE: ..."): a line in a table that looks like a row but has a non-number where a

@@ -763,7 +763,15 @@ const char* to_string(PerftestRole r) {
 }
 
 std::vector<PerftestRun> parse_perftest(std::istream& in, const std::string& source) {
-  return Reader(detail::read_lines(in), source).read();
+  auto lines = detail::read_lines(in);
+  // Output pasted as comments ("# #bytes ...", "# 65536 5000 ..."), e.g. into a script or a
+  // notebook: perftest itself never prints a '#' followed by a blank, so one such prefix is dropped.
+  for (auto& l : lines) {
+    const std::size_t at = l.text.find_first_not_of(" \t");
+    if (at == std::string::npos || l.text[at] != '#') continue;
+    if (at + 1 == l.text.size() || l.text[at + 1] == ' ' || l.text[at + 1] == '\t') l.text.erase(0, at + 1);
+  }
+  return Reader(std::move(lines), source).read();
 }
 
 std::vector<PerftestRun> parse_perftest_file(const std::string& path) {

@@ -29,6 +29,9 @@
 //    at all gets "no result table". Stray text between rows (e.g. "Conflicting CPU frequency ...") is
 //    skipped; unknown text is named in a warning.
 //
+// Output pasted as comments (every line, rows included, behind "# ", as in a script or notebook) reads the
+// same as the plain output: one leading "#" followed by a blank (or alone on its line) is dropped first.
+//
 // Limitations: atomic and raw Ethernet tests are not covered; role (server/client) is a best
 // guess from the "Waiting for client" banner and the "TX depth" line.
 #include <cstddef>

@@ -478,3 +478,36 @@ TEST_CASE("nccl_version_from_code decodes both NCCL version code schemes") {
   CHECK(nccl_version_from_code(21803) == "2.18.3");
   CHECK(nccl_version_from_code(2708) == "2.7.8");
 }
+
+TEST_CASE("nccl-tests '_perf_mpi' binary names and sweeps starting at 0 B (Snellius all_gather log)") {
+  // Regression: "# Collective test starting: all_gather_perf_mpi" was not read as all_gather_perf and
+  // the first rows "0 0 float none -1 ..." hid the table's shape: "cannot tell which collective".
+  const auto runs = load("h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].collective == NcclCollective::all_gather);
+  CHECK(runs[0].collective_from == "log");
+  CHECK(runs[0].nranks == 8);
+  CHECK(runs[0].nnodes == 2);
+  CHECK(runs[0].rows.front().size_bytes == 0);
+  // Without the log lines and under a neutral name, the table still narrows it to all_gather/alltoall.
+  const auto bare =
+      parse_text(without_lines(slurp(fixture("h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log")),
+                               "Collective test"),
+                 "run.log");
+  REQUIRE(bare.size() == 1);
+  CHECK(bare[0].collective == NcclCollective::all_gather);
+  CHECK(any_warning(bare[0], "the table fits all_gather or alltoall"));
+  // A command line naming the MPI build's binary.
+  const auto cmd = parse_text("$ mpirun -np 2 ./build/sendrecv_perf_mpi -b 8 -e 16\n"
+                              "#       size         count      type   redop    root     time   algbw   busbw "
+                              "#wrong     time   algbw   busbw #wrong\n"
+                              "           8             2     float     sum      -1    10.00    0.00    0.00 "
+                              "     0    10.00    0.00    0.00      0\n"
+                              "          16             4     float     sum      -1    10.00    0.00    0.00 "
+                              "     0    10.00    0.00    0.00      0\n"
+                              "# Avg bus bandwidth    : 0\n",
+                              "x.log");
+  REQUIRE(cmd.size() == 1);
+  CHECK(cmd[0].collective == NcclCollective::sendrecv);
+  CHECK(cmd[0].collective_from == "command line");
+}

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -604,4 +605,38 @@ TEST_CASE("perftest unsupported or unreadable headers are errors naming the line
   CHECK(starts_with(
       error_of(bw_text("Gb/sec", " 65536 1000 1.0 1.0 0.1\n", "Send Latency Test", "$ ib_send_lat h")),
       "mem.txt:7: a bandwidth table under the ib_send_lat test header"));
+}
+
+TEST_CASE(
+    "perftest report pasted as comments ('# ' before every line, rows included) reads like the plain one") {
+  // Regression: such a report was "no perftest result table found".
+  for (const char* name : {"moc-cx7-roce-h100node-baremetal-ib_write_bw-a-q1-hostmem.txt",
+                           "cx3-mt4099-qdr40g-ib-ib_write_lat-a.txt"}) {
+    std::ifstream in(fixture(name), std::ios::binary);
+    std::string line, commented;
+    while (std::getline(in, line)) commented += "# " + line + "\n";
+    const auto plain = load(name);
+    const auto hashed = parse_text(commented);
+    REQUIRE(plain.size() == hashed.size());
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+      CHECK(hashed[i].tool == plain[i].tool);
+      REQUIRE(hashed[i].rows.size() == plain[i].rows.size());
+      REQUIRE(!plain[i].rows.empty());
+      for (std::size_t k = 0; k < plain[i].rows.size(); ++k) {
+        CHECK(hashed[i].rows[k].size_bytes == plain[i].rows[k].size_bytes);
+        CHECK(hashed[i].rows[k].bw_avg_gbps == plain[i].rows[k].bw_avg_gbps);
+        CHECK(hashed[i].rows[k].t_typical_us == plain[i].rows[k].t_typical_us);
+        CHECK(hashed[i].rows[k].line == plain[i].rows[k].line);
+      }
+    }
+  }
+  // Only the rows behind '#': the header plain, as a notebook cell might print it.
+  const auto runs =
+      parse_text("                    RDMA_Write BW Test\n"
+                 " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+                 "# 65536      5000             92.57              92.57              0.176566\n"
+                 "# 131072     5000             93.00              93.00              0.088000\n");
+  REQUIRE(runs.size() == 1);
+  REQUIRE(runs[0].rows.size() == 2);
+  CHECK(*runs[0].rows[1].bw_avg_gbps == doctest::Approx(93.0));
 }
