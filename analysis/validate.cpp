@@ -2,8 +2,8 @@
 
 #include "analysis/nccl_tests.hpp"
 #include "calibration/nccl_tests_parser.hpp"
+#include "sim/child_process.hpp"
 #include "sim/error.hpp"
-#include "sim/flow/flow_engine.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,22 +13,6 @@
 #include <sstream>
 
 namespace ibn::analysis {
-
-namespace detail {
-
-std::string run_in_child(const std::function<std::string()>& fn) {
-  const auto text = flow::run_in_child_process([&]() -> std::string {
-    try {
-      return "r" + fn();
-    } catch (const InputError& e) {
-      return "i" + std::string(e.what());
-    }
-  });
-  if (!text.empty() && text[0] == 'i') throw InputError(text.substr(1));
-  return text.substr(1);
-}
-
-} // namespace detail
 
 namespace {
 
@@ -40,7 +24,7 @@ std::vector<std::pair<std::uint64_t, double>> simulate_busbw(const NcclTestsOpti
     for (const auto& r : run_nccl_tests(o).rows) a.push_back({r.size_bytes, r.oop_busbw});
     return a.dump();
   };
-  const auto j = nlohmann::json::parse(o.engine == "flow" ? detail::run_in_child(run) : run());
+  const auto j = nlohmann::json::parse(o.engine == "flow" ? run_in_child_process(run) : run());
   std::vector<std::pair<std::uint64_t, double>> out;
   for (const auto& e : j) out.emplace_back(e.at(0).get<std::uint64_t>(), e.at(1).get<double>());
   return out;

@@ -66,13 +66,6 @@ struct OsuValidateOptions {
 nlohmann::json validate_osu(const std::string& log, const OsuValidateOptions& opt);
 std::string validate_osu_table(const nlohmann::json& v);
 
-namespace detail {
-/// Runs `fn` in a child process (flow::run_in_child_process: SimGrid allows one engine per process) and
-/// returns its string; an InputError thrown in the child is thrown again here as an InputError (bad input
-/// stays exit 2), any other failure as the child helper's std::runtime_error.
-std::string run_in_child(const std::function<std::string()>& fn);
-} // namespace detail
-
 /// `calibrate nvlink`: fits the intra-node model (scenario keys nvlink.bandwidth_gbps and nvlink.latency_us)
 /// to the single-node runs of a real nccl-tests output by simulation: it minimises the mean squared
 /// log-ratio of simulated to measured out-of-place busbw over the rows (validate_nccl_tests with the two

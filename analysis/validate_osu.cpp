@@ -1,5 +1,6 @@
 // `validate osu`: a real OSU / IMB output against the same measurement simulated (analysis/validate.hpp).
 #include "analysis/validate.hpp"
+#include "sim/child_process.hpp"
 
 #include "calibration/osu_parser.hpp"
 #include "calibration/profile.hpp"
@@ -207,7 +208,7 @@ std::vector<Predicted> simulate_allreduce(const std::vector<std::uint64_t>& size
     for (const auto& c : r.collectives) out.push_back({c.size_bytes, c.samples_us});
     return out.dump();
   };
-  const auto res = json::parse(s.engine == "flow" ? detail::run_in_child(run) : run());
+  const auto res = json::parse(s.engine == "flow" ? run_in_child_process(run) : run());
   std::vector<Predicted> out(sizes.size());
   for (std::size_t i = 0; i < sizes.size() && i < res.size(); ++i) {
     const auto samples = res.at(i).at(1).get<std::vector<double>>();

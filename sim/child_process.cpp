@@ -1,5 +1,7 @@
 #include "sim/child_process.hpp"
 
+#include "sim/error.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,12 +24,15 @@ std::string run_in_child_process(const std::function<std::string()>& fn) {
     close(fds[1]);
     throw std::runtime_error(std::string("run_in_child_process: fork: ") + std::strerror(errno));
   }
-  if (pid == 0) { // child: first byte 'o' (ok) or 'e' (error), then the text
+  if (pid == 0) { // child: first byte 'o' (ok), 'i' (bad input) or 'e' (error), then the text
     close(fds[0]);
     std::string out;
     char tag = 'o';
     try {
       out = fn();
+    } catch (const InputError& e) {
+      tag = 'i';
+      out = e.what();
     } catch (const std::exception& e) {
       tag = 'e';
       out = e.what();
@@ -65,6 +70,7 @@ std::string run_in_child_process(const std::function<std::string()>& fn) {
                                                 : "exit status " + std::to_string(WEXITSTATUS(status));
     throw std::runtime_error("run_in_child_process: the child produced no result (" + why + ")");
   }
+  if (msg[0] == 'i') throw InputError(msg.substr(1));
   if (msg[0] == 'e') throw std::runtime_error(msg.substr(1));
   return msg.substr(1);
 }

@@ -7,8 +7,9 @@
 
 namespace ibn {
 
-/// Runs `fn` in a forked child process and returns the string it returns (e.g. a JSON result). Throws
-/// std::runtime_error with the child's message when `fn` throws or the child dies without a result. Call it
+/// Runs `fn` in a forked child process and returns the string it returns (e.g. a JSON result). An InputError
+/// thrown in the child is thrown again here as an InputError (bad input stays exit 2); any other exception,
+/// or a child that dies without a result, as std::runtime_error with the child's message. Call it
 /// from a single-threaded process (fork copies only the calling thread).
 std::string run_in_child_process(const std::function<std::string()>& fn);
 

@@ -259,7 +259,10 @@ TEST_CASE("flow: bad sends are InputErrors; a second engine in one process is an
   CHECK(r["range"].get<std::string>().find("only") != std::string::npos);
   CHECK(r["second"].get<std::string>().find("singleton") != std::string::npos);
   CHECK(r["third"].get<std::string>().find("singleton") != std::string::npos);
+  // Bad input in the child stays bad input in the parent (exit 2, not an internal error).
   CHECK_THROWS_WITH_AS(run_in_child_process([]() -> std::string { throw InputError("boom"); }), "boom",
+                       InputError);
+  CHECK_THROWS_WITH_AS(run_in_child_process([]() -> std::string { throw std::logic_error("bug"); }), "bug",
                        std::runtime_error);
 }
 
