@@ -1,8 +1,10 @@
 // `ibnetsim topo ...`: generate, import, describe and export fabrics (docs/CLI.md, "Topology").
+#include "apps/catalog_path.hpp"
 #include "apps/commands.hpp"
 #include "apps/fabric_loader.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
+#include "topology/bom.hpp"
 #include "topology/describe.hpp"
 #include "topology/fabric_io.hpp"
 #include "topology/generators.hpp"
@@ -215,6 +217,34 @@ void add_export(CLI::App& topo) {
   });
 }
 
+struct BomOpts {
+  std::string input, catalog, switch_model, nic_model;
+  bool json = false, csv = false;
+};
+
+void add_bom(CLI::App& topo) {
+  auto o = std::make_shared<BomOpts>();
+  auto* c = topo.add_subcommand("bom", "Bill of materials: switches per tier and model, ports used/free, cables per "
+                                       "tier by class (DAC, ACC, fibre), transceivers (one per twin-port cage), NICs, "
+                                       "cost and power from a parts catalog.\n"
+                                       "Example: ibnetsim topo bom fabric.json --json");
+  c->add_option("FABRIC", o->input, "fabric JSON or ibnetdiscover output")->required();
+  c->add_option("--catalog", o->catalog, "parts catalog JSON (default: data/catalog/parts.json)");
+  c->add_option("--switch", o->switch_model, "price every switch as this catalog model (default: by radix and rate)");
+  c->add_option("--nic-model", o->nic_model, "price every HCA as this catalog NIC (default: by rate)");
+  auto* j = c->add_flag("--json", o->json, "print JSON (switches, cables, transceivers, cost_usd, power_w, by_tier)");
+  c->add_flag("--csv", o->csv, "print one CSV row per BOM line")->excludes(j);
+  c->callback([o] {
+    const auto loaded = load_fabric_any(o->input);
+    for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
+    const auto catalog = topo::Catalog::load(catalog_path(o->catalog));
+    const auto bom = topo::bill_of_materials(loaded.fabric, catalog, {o->switch_model, o->nic_model});
+    if (o->json) std::cout << topo::bom_to_json(bom).dump(2) << "\n";
+    else if (o->csv) std::cout << topo::bom_to_csv(bom);
+    else std::cout << topo::bom_to_text(bom);
+  });
+}
+
 } // namespace
 
 void add_topo_commands(CLI::App& app) {
@@ -224,6 +254,7 @@ void add_topo_commands(CLI::App& app) {
   add_import(*topo);
   add_info(*topo);
   add_export(*topo);
+  add_bom(*topo);
   add_routes_command(*topo);
 }
 
