@@ -9,6 +9,10 @@
 #include "tests/golden.hpp"
 
 #include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -428,4 +432,27 @@ TEST_CASE("report: the configuration reads as key/value text, the engine that ra
   CHECK(config.find("<td>jobs[0].workload.sizes</td><td>1M, 4M</td>") != std::string::npos);
   CHECK(config.find("&quot;") == std::string::npos); // no JSON text anywhere in the configuration
   CHECK(config.find('{') == std::string::npos);
+}
+
+TEST_CASE("report: a sweep folder (points/*/results.json) renders as a study over the varied ratio") {
+  const auto dir = std::filesystem::temp_directory_path() / "ibnetsim-report-sweep";
+  std::filesystem::remove_all(dir);
+  for (const auto& [id, ratio, scale] : {std::tuple{"a", "1:1", 1.0}, std::tuple{"b", "2:1", 1.5}}) {
+    std::filesystem::create_directories(dir / "points" / id);
+    json samples = json::array();
+    for (int k = 0; k < 10; ++k) samples.push_back(scale * (100 + k));
+    json r = {{"manifest",
+               {{"version", "t"}, {"engine", "packet"}, {"seed", 1},
+                {"config", {{"fabric", {{"params", {{"oversubscription", ratio}}}}}, {"routing", {{"adaptive", "off"}}}}}}},
+              {"collectives",
+               {{{"name", "train/allreduce/1048576"}, {"job", "train"}, {"op", "allreduce"}, {"size_bytes", 1048576},
+                 {"ranks", 16}, {"iterations", 10}, {"completion_us", {{"p50", scale * 104}, {"p99", scale * 109}}},
+                 {"samples_us", samples}}}}};
+    std::ofstream(dir / "points" / id / "results.json") << r.dump();
+  }
+  const auto in = load_report_input(dir.string());
+  CHECK(in.doc.at("rows").size() == 2);
+  const auto html = render_report(in.doc, in.path);
+  CHECK(html.find("2:1 costs +50.0 % p99 at 1MiB allreduce on 16 ranks against 1:1 (static routing)") !=
+        std::string::npos);
 }
