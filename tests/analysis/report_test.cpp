@@ -386,7 +386,7 @@ TEST_CASE("report: loader prefers whatif.json, falls back to results.json, names
   CHECK(error_of([&] { load_report_input((dir / "missing").string()); }).find("no such folder or file") !=
         std::string::npos);
   CHECK(error_of([&] { load_report_input(dir.string()); }) ==
-        dir.string() + ": none of plan.json, whatif.json or results.json in this folder");
+        dir.string() + ": none of plan.json, whatif.json, results.json or points/ (a sweep) in this folder");
   std::ofstream(dir / "results.json") << R"({"collectives": []})";
   auto in = load_report_input(dir.string());
   CHECK(in.path == (dir / "results.json").string());
