@@ -1,9 +1,12 @@
 // HTML report renderer. See report.hpp for the contract and docs/report.md for how to read the plots.
 //
-// Layout: input checking (Checker) -> plain structs (Row, TierRow) -> SVG plot primitives (Axis, Frame,
-// legend) -> the sections of the page. Every number that reaches the page goes through fixed() or num(),
+// Layout: input checking (Checker) -> plain structs (Row, TierRow) -> the sections of the page (plot
+// primitives: report_html.hpp). Every number that reaches the page goes through fixed() or num(),
 // which use std::to_chars (locale-independent, same bytes on every run).
 #include "analysis/report.hpp"
+
+#include "analysis/plan.hpp"
+#include "analysis/report_html.hpp"
 
 #include "sim/error.hpp"
 #include "sim/units.hpp"
@@ -25,69 +28,7 @@ namespace ibn::analysis {
 namespace {
 
 using nlohmann::json;
-
-// ---------------------------------------------------------------------------------------------------------
-// Formatting
-
-/// `v` with exactly `decimals` decimals; "-0.00" is written "0.00". Non-finite -> "nan".
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return "nan";
-  std::array<char, 400> buf{};
-  const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed, decimals);
-  if (r.ec != std::errc{}) return "nan";
-  std::string s(buf.data(), r.ptr);
-  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
-  return s;
-}
-
-/// A measured value for a table: whole numbers without decimals, else about 3-4 significant digits.
-std::string num(double v) {
-  if (!std::isfinite(v)) return "nan";
-  const double a = std::fabs(v);
-  if (a < 1e15 && v == std::floor(v)) return fixed(v, 0);
-  if (a >= 1000) return fixed(v, 0);
-  if (a >= 100) return fixed(v, 1);
-  if (a >= 10) return fixed(v, 2);
-  if (a >= 0.1) return fixed(v, 3);
-  // Small values keep 3 significant digits (a utilization of 0.000123 must not print as 0.000).
-  return fixed(v, std::min(9, 2 - static_cast<int>(std::floor(std::log10(a)))));
-}
-
-std::string num(const std::optional<double>& v) {
-  return v ? num(*v) : "&#8212;";
-}
-
-/// Escapes text for HTML element content and attribute values.
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&#39;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string px(double v) {
-  return fixed(v, 2);
-}
+using namespace html;
 
 // ---------------------------------------------------------------------------------------------------------
 // Input checking
@@ -295,361 +236,44 @@ std::vector<Row> read_whatif_rows(const Checker& c, const json& doc) {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Colours and line styles
-
-/// Okabe-Ito palette (distinguishable with the common colour-vision deficiencies), yellow left out.
-constexpr std::array<const char*, 7> kColours = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
-                                                 "#E69F00", "#56B4E9", "#000000"};
-constexpr std::array<const char*, 4> kDashes = {"", "7 4", "2 3", "8 3 2 3"};
-
-struct Style {
-  std::string colour;
-  std::string dash;
-};
-
-std::string stroke_attrs(const Style& s) {
-  std::string a = "stroke=\"" + std::string(s.colour) + "\"";
-  if (!s.dash.empty()) a += " stroke-dasharray=\"" + s.dash + "\"";
-  return a;
-}
-
-struct Rgb {
-  double r, g, b;
-};
-
-/// Viridis colour map (perceptually uniform, dark = low, yellow = high), piecewise linear between 9 anchors.
-Rgb viridis(double t) {
-  static constexpr std::array<Rgb, 9> kAnchors = {{{68, 1, 84},
-                                                   {71, 44, 122},
-                                                   {59, 81, 139},
-                                                   {44, 113, 142},
-                                                   {33, 144, 141},
-                                                   {39, 173, 129},
-                                                   {92, 200, 99},
-                                                   {170, 220, 50},
-                                                   {253, 231, 37}}};
-  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0);
-  const double x = t * (kAnchors.size() - 1);
-  const auto i = std::min(static_cast<std::size_t>(x), kAnchors.size() - 2);
-  const double f = x - static_cast<double>(i);
-  const auto& a = kAnchors[i];
-  const auto& b = kAnchors[i + 1];
-  return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f};
-}
-
-std::string hex(const Rgb& c) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s = "#";
-  for (const double v : {c.r, c.g, c.b}) {
-    const int n = std::clamp(static_cast<int>(std::lround(v)), 0, 255);
-    s += kDigits[n / 16];
-    s += kDigits[n % 16];
-  }
-  return s;
-}
-
-/// Relative luminance in 0..1 (sRGB weights on the 8-bit values; good enough to pick black or white text).
-double luminance(const Rgb& c) {
-  return (0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b) / 255.0;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Axes and plot frames
-
-/// Above this max/min ratio a time axis switches to a log scale.
-constexpr double kLogRangeRatio = 20.0;
-
-struct Axis {
-  double lo = 0, hi = 1;
-  bool log = false;
-  std::string label;
-  std::vector<std::pair<double, std::string>> ticks;
-
-  double frac(double v) const {
-    if (log) return (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
-    return (v - lo) / (hi - lo);
-  }
-};
-
-/// Label of a tick value on an axis whose tick step is `step`.
-std::string tick_label(double v, double step) {
-  const int dec = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-  return fixed(v, std::clamp(dec, 0, 9));
-}
-
-double nice_step(double raw) {
-  const double e = std::floor(std::log10(raw));
-  const double base = std::pow(10.0, e);
-  const double f = raw / base;
-  const double nf = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
-  return nf * base;
-}
-
-/// An axis covering [lo, hi]: log (decades) when allow_log, lo > 0 and hi/lo >= kLogRangeRatio, else linear
-/// with about 5 "nice" ticks (1, 2 or 5 times a power of ten). include_zero extends a linear axis to 0.
-Axis make_axis(double lo, double hi, bool allow_log, bool include_zero, std::string label) {
-  Axis a;
-  a.label = std::move(label);
-  if (!std::isfinite(lo) || !std::isfinite(hi) || hi < lo) lo = 0, hi = 1;
-  if (allow_log && lo > 0 && hi / lo >= kLogRangeRatio) {
-    a.log = true;
-    const int e_lo = static_cast<int>(std::floor(std::log10(lo) + 1e-12));
-    int e_hi = static_cast<int>(std::ceil(std::log10(hi) - 1e-12));
-    if (e_hi <= e_lo) e_hi = e_lo + 1;
-    a.lo = std::pow(10.0, e_lo);
-    a.hi = std::pow(10.0, e_hi);
-    const bool minor = e_hi - e_lo <= 2;
-    for (int e = e_lo; e <= e_hi; ++e) {
-      for (const double m : {1.0, 2.0, 5.0}) {
-        if (m != 1.0 && (!minor || e == e_hi)) continue;
-        const double v = m * std::pow(10.0, e);
-        const std::string text = e > 5 ? fixed(m, 0) + "e" + std::to_string(e) : fixed(v, std::max(0, -e));
-        a.ticks.emplace_back(v, text);
-      }
-    }
-    return a;
-  }
-  if (include_zero) lo = std::min(lo, 0.0), hi = std::max(hi, 0.0);
-  if (hi == lo) {
-    if (lo == 0)
-      hi = 1;
-    else
-      lo -= std::fabs(lo) * 0.1, hi += std::fabs(hi) * 0.1;
-  }
-  const double step = nice_step((hi - lo) / 5);
-  a.lo = std::floor(lo / step + 1e-9) * step;
-  a.hi = std::ceil(hi / step - 1e-9) * step;
-  if (a.hi <= a.lo) a.hi = a.lo + step;
-  const int n = static_cast<int>(std::lround((a.hi - a.lo) / step));
-  for (int k = 0; k <= n; ++k) {
-    const double v = a.lo + k * step;
-    a.ticks.emplace_back(v, tick_label(v, step));
-  }
-  return a;
-}
-
-/// Pixel geometry of one plot: the plot area is [left, width - right] x [top, height - bottom].
-struct Frame {
-  double width = 720, height = 360;
-  double left = 72, right = 190, top = 34, bottom = 52;
-
-  double x(const Axis& a, double v) const { return left + a.frac(v) * (width - left - right); }
-  double y(const Axis& a, double v) const { return (height - bottom) - a.frac(v) * (height - top - bottom); }
-};
-
-/// Opens an <svg> with title, background, grid, ticks and axis labels.
-std::string open_plot(const Frame& f, const Axis& xa, const Axis& ya, const std::string& title,
-                      const std::string& cls) {
-  std::ostringstream s;
-  s << "<svg class=\"plot " << cls << "\" width=\"" << px(f.width) << "\" height=\"" << px(f.height)
-    << "\" viewBox=\"0 0 " << px(f.width) << " " << px(f.height) << "\" role=\"img\" aria-label=\""
-    << esc(title) << "\">\n<title>" << esc(title) << "</title>\n";
-  const double x0 = f.left, x1 = f.width - f.right, y0 = f.height - f.bottom, y1 = f.top;
-  s << "<text class=\"plot-title\" x=\"" << px(x0) << "\" y=\"" << px(f.top - 12) << "\">" << esc(title)
-    << "</text>\n";
-  s << "<rect class=\"area\" x=\"" << px(x0) << "\" y=\"" << px(y1) << "\" width=\"" << px(x1 - x0)
-    << "\" height=\"" << px(y0 - y1) << "\"/>\n";
-  for (const auto& [v, text] : xa.ticks) {
-    const double x = f.x(xa, v);
-    s << "<line class=\"grid\" x1=\"" << px(x) << "\" y1=\"" << px(y1) << "\" x2=\"" << px(x) << "\" y2=\""
-      << px(y0) << "\"/>";
-    s << "<text class=\"tick x-tick\" x=\"" << px(x) << "\" y=\"" << px(y0 + 16) << "\">" << esc(text)
-      << "</text>\n";
-  }
-  for (const auto& [v, text] : ya.ticks) {
-    const double y = f.y(ya, v);
-    s << "<line class=\"grid\" x1=\"" << px(x0) << "\" y1=\"" << px(y) << "\" x2=\"" << px(x1) << "\" y2=\""
-      << px(y) << "\"/>";
-    s << "<text class=\"tick y-tick\" x=\"" << px(x0 - 6) << "\" y=\"" << px(y + 4) << "\">" << esc(text)
-      << "</text>\n";
-  }
-  s << "<rect class=\"frame\" x=\"" << px(x0) << "\" y=\"" << px(y1) << "\" width=\"" << px(x1 - x0)
-    << "\" height=\"" << px(y0 - y1) << "\"/>\n";
-  s << "<text class=\"axis-label x-label\" x=\"" << px((x0 + x1) / 2) << "\" y=\"" << px(f.height - 10)
-    << "\">" << esc(xa.label + (xa.log ? " (log scale)" : "")) << "</text>\n";
-  s << "<text class=\"axis-label y-label\" transform=\"translate(16 " << px((y0 + y1) / 2)
-    << ") rotate(-90)\">" << esc(ya.label + (ya.log ? " (log scale)" : "")) << "</text>\n";
-  return s.str();
-}
-
-struct LegendEntry {
-  std::string label;
-  Style style;
-};
-
-/// Legend in the right margin: a line sample in each entry's style and its label.
-std::string legend(const Frame& f, const std::vector<LegendEntry>& entries, const std::string& heading) {
-  std::ostringstream s;
-  const double x = f.width - f.right + 14;
-  double y = f.top + 4;
-  s << "<g class=\"legend\">";
-  if (!heading.empty()) {
-    s << "<text class=\"legend-heading\" x=\"" << px(x) << "\" y=\"" << px(y + 4) << "\">" << esc(heading)
-      << "</text>";
-    y += 18;
-  }
-  for (const auto& e : entries) {
-    s << "<line x1=\"" << px(x) << "\" y1=\"" << px(y) << "\" x2=\"" << px(x + 26) << "\" y2=\"" << px(y)
-      << "\" " << stroke_attrs(e.style) << " stroke-width=\"2.5\"/>";
-    s << "<text class=\"legend-label\" x=\"" << px(x + 32) << "\" y=\"" << px(y + 4) << "\">" << esc(e.label)
-      << "</text>\n";
-    y += 18;
-  }
-  s << "</g>\n";
-  return s.str();
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Plots
-
-/// At most this many points per CDF curve; longer sample lists are thinned to evenly spaced ranks.
-constexpr std::size_t kMaxCdfSteps = 1000;
-
-struct CdfSeries {
-  std::string label;
-  Style style;
-  const std::vector<double>* samples; ///< sorted
-};
-
-/// Empirical CDF, one step curve per series: F(x) = (number of samples <= x) / n.
-std::string cdf_plot(const std::vector<CdfSeries>& series, const std::string& title,
-                     const std::string& legend_heading) {
-  double lo = INFINITY, hi = -INFINITY;
-  for (const auto& s : series) {
-    if (s.samples->empty()) continue;
-    lo = std::min(lo, s.samples->front());
-    hi = std::max(hi, s.samples->back());
-  }
-  Frame f;
-  const Axis xa = make_axis(lo, hi, true, false, "completion time (\xC2\xB5s)");
-  const Axis ya = make_axis(0, 1, false, true, "fraction of iterations \xE2\x89\xA4 x");
-  std::string out = open_plot(f, xa, ya, title, "cdf-plot");
-  std::vector<LegendEntry> entries;
-  for (const auto& s : series) {
-    const auto& v = *s.samples;
-    if (v.empty()) continue;
-    const std::size_t n = v.size();
-    const std::size_t steps = std::min(n, kMaxCdfSteps);
-    std::string pts;
-    double prev_y = 0;
-    for (std::size_t k = 0; k < steps; ++k) {
-      // Step k shows the sample of rank i (0-based): F jumps from prev_y to (i + 1) / n at x = v[i].
-      const std::size_t i = steps == n ? k : (k + 1) * n / steps - 1;
-      const double x = f.x(xa, v[i]);
-      const double fy = static_cast<double>(i + 1) / static_cast<double>(n);
-      pts +=
-          (pts.empty() ? "" : " ") + px(x) + "," + px(f.y(ya, prev_y)) + " " + px(x) + "," + px(f.y(ya, fy));
-      prev_y = fy;
-    }
-    out += "<polyline class=\"series cdf\" data-series=\"" + esc(s.label) +
-           "\" fill=\"none\" stroke-width=\"2\" " + stroke_attrs(s.style) + " points=\"" + pts +
-           "\"><title>" + esc(s.label) + ": " + std::to_string(n) + " samples, " + num(v.front()) + " to " +
-           num(v.back()) + " \xC2\xB5s</title></polyline>\n";
-    entries.push_back({s.label, s.style});
-  }
-  out += legend(f, entries, legend_heading);
-  out += "</svg>\n";
-  return out;
-}
-
-struct XyPoint {
-  double x, y;
-  std::string note; ///< tooltip
-};
-
-struct XySeries {
-  std::string label;
-  Style style;
-  std::vector<XyPoint> points; ///< sorted by x
-};
-
-/// Lines with markers over a ratio axis whose ticks are the ratio labels.
-std::string xy_plot(const std::vector<XySeries>& series,
-                    const std::vector<std::pair<double, std::string>>& xticks, const std::string& title,
-                    const std::string& ylabel, const std::string& cls, bool allow_log_y, Frame f) {
-  double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-  for (const auto& [x, t] : xticks) xlo = std::min(xlo, x), xhi = std::max(xhi, x);
-  for (const auto& s : series)
-    for (const auto& p : s.points) ylo = std::min(ylo, p.y), yhi = std::max(yhi, p.y);
-  Axis xa;
-  xa.label = "oversubscription (downlink:uplink)";
-  const double pad = xhi > xlo ? (xhi - xlo) * 0.06 : 0.5;
-  xa.lo = xlo - pad;
-  xa.hi = xhi + pad;
-  xa.ticks = xticks;
-  const Axis ya =
-      make_axis(ylo, yhi, allow_log_y, !(allow_log_y && ylo > 0 && yhi / ylo >= kLogRangeRatio), ylabel);
-  std::string out = open_plot(f, xa, ya, title, cls + "-plot");
-  std::vector<LegendEntry> entries;
-  for (const auto& s : series) {
-    if (s.points.empty()) continue;
-    std::string pts;
-    std::string marks;
-    for (const auto& p : s.points) {
-      const std::string xy = px(f.x(xa, p.x)) + "," + px(f.y(ya, p.y));
-      pts += (pts.empty() ? "" : " ") + xy;
-      marks += "<circle cx=\"" + px(f.x(xa, p.x)) + "\" cy=\"" + px(f.y(ya, p.y)) + "\" r=\"3.5\" fill=\"" +
-               s.style.colour + "\"><title>" + esc(s.label + ", " + p.note) + "</title></circle>";
-    }
-    out += "<polyline class=\"series " + cls + "\" data-series=\"" + esc(s.label) +
-           "\" fill=\"none\" stroke-width=\"2\" " + stroke_attrs(s.style) + " points=\"" + pts + "\"/>" +
-           marks + "\n";
-    entries.push_back({s.label, s.style});
-  }
-  out += legend(f, entries, "routing");
-  out += "</svg>\n";
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Page sections
-
-constexpr const char* kCss =
-    R"(body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1300px}
-h1{font-size:1.6em;margin-bottom:4px}h2{font-size:1.3em;border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:32px}
-h3{font-size:1.05em;margin:18px 0 6px}p.note{color:#555;font-size:.92em;margin:4px 0 10px}
-table{border-collapse:collapse;font-size:.88em;margin:6px 0}th,td{border:1px solid #ccc;padding:3px 8px}
-th{background:#f2f2f2;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
-table.kv td:first-child{font-weight:600;background:#fafafa}
-.row{display:flex;flex-wrap:wrap;gap:8px}
-svg.plot{background:#fff;margin:4px 0;font-size:12px}svg .area{fill:#fff}svg .frame{fill:none;stroke:#444;stroke-width:1}
-svg .grid{stroke:#e3e3e3;stroke-width:1}svg .tick{fill:#333;font-size:11px}svg .x-tick{text-anchor:middle}
-svg .y-tick{text-anchor:end}svg .axis-label{fill:#222;font-size:12px;text-anchor:middle}
-svg .plot-title{font-weight:600;font-size:13px;fill:#222}svg .legend-label,svg .legend-heading{font-size:11.5px;fill:#222}
-svg .legend-heading{font-weight:600}svg .heat-text{font-size:11.5px;text-anchor:middle}svg .heat-head{font-size:11.5px;font-weight:600;fill:#222}
-)";
-
-std::string page_open(const std::string& title) {
-  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
-         "content=\"width=device-width, initial-scale=1\">\n<title>" +
-         esc(title) + "</title>\n<style>\n" + kCss + "</style>\n</head>\n<body>\n<h1>" + esc(title) +
-         "</h1>\n";
-}
-
-/// Flattens a JSON value into "a.b.c" -> compact text rows (objects recurse; arrays and scalars are dumped).
-void flatten(const json& v, const std::string& prefix,
-             std::vector<std::pair<std::string, std::string>>& out) {
-  if (v.is_object() && !v.empty()) {
-    for (const auto& [k, x] : v.items()) flatten(x, prefix.empty() ? k : prefix + "." + k, out);
-    return;
-  }
-  out.emplace_back(prefix, v.is_string() ? v.get<std::string>() : v.dump());
-}
-
-std::string manifest_section(const Checker& c, const json& doc) {
-  std::string out = "<section class=\"manifest\">\n<h2>Run</h2>\n";
+/// The configuration, last on the page, as readable key/value rows: the engine that ran, version and seed
+/// first, then every effective scenario key flattened ("jobs[0].workload.sizes: 1MiB, 4MiB"). A scenario
+/// `engine` key that differs from the engine that ran (overridden on the command line) is shown once, as a
+/// note on the engine row, never as a second contradicting row.
+std::string config_section(const Checker& c, const json& doc) {
+  std::string out = "<section class=\"config\">\n<h2>Configuration</h2>\n";
   const json* m = c.object(doc, "", "manifest");
   if (!m) return out + "<p class=\"note\">No manifest in the input.</p>\n</section>\n";
   std::vector<std::pair<std::string, std::string>> rows;
-  for (const char* key : {"version", "engine", "seed"})
+  const std::string ran = c.string(*m, "manifest", "engine").value_or("");
+  std::string asked;
+  if (const json* cfg = c.object(*m, "manifest", "config"))
+    if (const json* e = c.find(*cfg, "engine"); e && e->is_string()) asked = e->get<std::string>();
+  if (!ran.empty())
+    rows.emplace_back("engine",
+                      ran + (!asked.empty() && asked != ran ? " (the scenario's engine key says " + asked +
+                                                                  "; the command line chose " + ran + ")"
+                                                            : ""));
+  for (const char* key : {"version", "seed", "scenario", "source"})
     if (const json* v = c.find(*m, key))
       rows.emplace_back(key, v->is_string() ? v->get<std::string>() : v->dump());
-  for (const auto& [k, v] : m->items())
-    if (k != "version" && k != "engine" && k != "seed") flatten(v, k, rows);
-  out += "<table class=\"kv manifest\">\n";
-  for (const auto& [k, v] : rows) out += "<tr><td>" + esc(k) + "</td><td>" + esc(v) + "</td></tr>\n";
-  out += "</table>\n</section>\n";
+  for (const auto& [k, v] : m->items()) {
+    if (k == "version" || k == "engine" || k == "seed" || k == "scenario" || k == "source" || k == "points")
+      continue;
+    if (k == "config" && v.is_object()) {
+      for (const auto& [ck, cv] : v.items())
+        if (ck != "engine") flatten(cv, ck, rows);
+      continue;
+    }
+    flatten(v, k, rows);
+  }
+  if (m->contains("points"))
+    rows.emplace_back("points", std::to_string((*m)["points"].size()) +
+                                    " (each point's overrides: whatif.json manifest.points)");
+  out += "<p class=\"note\">The effective configuration every point started from; keys as in "
+         "docs/scenarios.md.</p>\n";
+  out += kv_table(rows, "manifest");
+  out += "</section>\n";
   return out;
 }
 
@@ -808,6 +432,100 @@ std::string group_title(const Row& r) {
   return t;
 }
 
+/// p50/p99 with their 95 % order-statistic intervals (analysis/plan.hpp quantile_ci) from a row's samples.
+struct Quantile {
+  std::optional<double> value, lo, hi;
+};
+Quantile quantile_of(const Row& r, const char* key, double q) {
+  Quantile out;
+  out.value = stat(r.completion, key);
+  if (!r.samples.empty()) {
+    const auto [lo, hi] = quantile_ci(r.samples, q);
+    if (std::isfinite(lo)) out.lo = lo;
+    if (std::isfinite(hi)) out.hi = hi;
+  }
+  return out;
+}
+
+std::string ci_text(const Quantile& q) {
+  if (!q.lo) return "&#8212;";
+  return num(*q.lo) + " &#8211; " + (q.hi ? num(*q.hi) : std::string("open (too few samples)"));
+}
+
+std::string pct_text(double v) {
+  return (v >= 0 ? "+" : "&#8722;") + fixed(std::fabs(v), 1) + " %";
+}
+
+/// The headline of a what-if study and the key table under it: for the largest size measured, p99 at each
+/// ratio against the lowest ratio (same routing), with the 95 % CI of every p99.
+std::string whatif_headline(const std::vector<Row>& rows) {
+  const Row* big = nullptr;
+  for (const auto& r : rows)
+    if (stat(r.completion, "p99") && (!big || r.size_bytes.value_or(0) > big->size_bytes.value_or(0)))
+      big = &r;
+  if (!big) return "<p class=\"headline\">No completion times in this study.</p>\n";
+  const GroupKey key = group_key(*big);
+  std::vector<const Row*> g;
+  for (const auto& r : rows)
+    if (group_key(r) == key && stat(r.completion, "p99")) g.push_back(&r);
+  std::set<std::string> variants;
+  for (const Row* r : g) variants.insert(r->variant);
+  const std::string ref_variant = variants.count("static") ? "static" : *variants.begin();
+  const Row* ref = nullptr;
+  for (const Row* r : g)
+    if (r->variant == ref_variant && (!ref || r->ratio < ref->ratio)) ref = r;
+  const Row* worst = nullptr;
+  for (const Row* r : g)
+    if (r->variant == ref_variant && (!worst || r->ratio > worst->ratio)) worst = r;
+  const double ref99 = *stat(ref->completion, "p99");
+  std::string head;
+  const std::string where = size_text(big->size_bytes) + " " + (big->op.empty() ? "" : big->op + " ") +
+                            (big->ranks ? "on " + num(*big->ranks) + " ranks" : std::string());
+  if (worst != ref) {
+    const double d = 100.0 * (*stat(worst->completion, "p99") / ref99 - 1.0);
+    head = esc(worst->ratio_label) + " costs " + pct_text(d) + " p99 at " + where + " against " +
+           esc(ref->ratio_label) + " (" + esc(ref_variant) +
+           " routing): " + num(*stat(worst->completion, "p99")) + " vs " + num(ref99) + " &#181;s.";
+  } else {
+    head = "p99 at " + where + ": " + num(ref99) + " &#181;s (" + esc(ref->ratio_label) + ", " +
+           esc(ref_variant) + ").";
+  }
+  std::string sub;
+  for (const auto& v : variants) {
+    if (v == ref_variant) continue;
+    const Row* same = nullptr;
+    for (const Row* r : g)
+      if (r->variant == v && r->ratio == (worst ? worst->ratio : ref->ratio)) same = r;
+    if (same)
+      sub +=
+          esc(v) + " at " + esc(same->ratio_label) + ": p99 " + num(*stat(same->completion, "p99")) +
+          " &#181;s (" +
+          pct_text(100.0 *
+                   (*stat(same->completion, "p99") / *stat((worst ? worst : ref)->completion, "p99") - 1.0)) +
+          " against " + esc(ref_variant) + "). ";
+  }
+  std::string out = "<p class=\"headline\">" + head +
+                    (sub.empty() ? "" : "<span class=\"sub\">" + sub + "</span>") + "</p>\n";
+  out += "<table class=\"summary best\">\n<tr><th>oversubscription</th><th>routing</th><th>p50 (&#181;s)</th>"
+         "<th>p99 (&#181;s)</th><th>p99 95 % CI (&#181;s)</th><th>p99 vs " +
+         esc(ref->ratio_label) + "</th><th>busbw p50 (Gb/s)</th><th>samples</th></tr>\n";
+  for (const Row* r : g) {
+    const Row* base = nullptr;
+    for (const Row* b : g)
+      if (b->variant == r->variant && (!base || b->ratio < base->ratio)) base = b;
+    const double d = 100.0 * (*stat(r->completion, "p99") / *stat(base->completion, "p99") - 1.0);
+    out += "<tr><td>" + esc(r->ratio_label) + "</td><td>" + esc(r->variant) + "</td><td class=\"n\">" +
+           num(stat(r->completion, "p50")) + "</td><td class=\"n\">" + num(stat(r->completion, "p99")) +
+           "</td><td class=\"n\">" + ci_text(quantile_of(*r, "p99", 0.99)) + "</td><td class=\"n\">" +
+           (base == r ? std::string("reference") : pct_text(d)) + "</td><td class=\"n\">" +
+           num(stat(r->busbw, "p50")) + "</td><td class=\"n\">" + std::to_string(r->samples.size()) +
+           "</td></tr>\n";
+  }
+  out += "</table>\n<p class=\"note\">" + esc(group_title(*big)) +
+         ". Intervals: 95 % distribution-free (order statistics) from the measured iterations.</p>\n";
+  return out;
+}
+
 std::string render_whatif(const Checker& c, const json& doc) {
   std::vector<Row> rows = read_whatif_rows(c, doc);
   // Ratios in numeric order, variants alphabetically: the report does not depend on the input's row order.
@@ -835,7 +553,7 @@ std::string render_whatif(const Checker& c, const json& doc) {
   std::vector<std::pair<double, std::string>> xticks(ratio_labels.begin(), ratio_labels.end());
 
   std::string out = page_open("ibnetsim what-if report");
-  out += manifest_section(c, doc);
+  out += whatif_headline(rows);
   bool any_results = false;
   for (const auto& r : rows) any_results = any_results || !r.completion.empty() || !r.samples.empty();
   if (rows.empty())
@@ -864,18 +582,11 @@ std::string render_whatif(const Checker& c, const json& doc) {
     if (!has_samples && !has_pct && !has_busbw && !has_tiers) continue;
     const std::string title = group_title(*g.front());
     out += "<section class=\"group\">\n<h2>" + esc(title) + "</h2>\n";
-    if (has_samples) {
-      std::vector<CdfSeries> series;
-      for (const Row* r : g)
-        series.push_back({r->ratio_label + " " + r->variant,
-                          Style{kColours[ratio_index[r->ratio] % kColours.size()],
-                                kDashes[variant_index(r->variant) % kDashes.size()]},
-                          &r->samples});
-      out += "<h3>Completion time CDF</h3>\n";
-      out += cdf_plot(series, "CDF of completion time, " + title, "ratio, routing");
-    }
     if (has_pct) {
-      out += "<h3>Completion time percentiles vs oversubscription</h3>\n<div class=\"row\">\n";
+      out +=
+          "<h3>Completion time percentiles vs oversubscription</h3>\n<p class=\"note\">Bars: 95 % confidence "
+          "intervals of p50 and p99 (order statistics of the measured iterations; none when too few).</p>\n"
+          "<div class=\"row\">\n";
       Frame f;
       f.width = 430;
       f.height = 300;
@@ -890,15 +601,32 @@ std::string render_whatif(const Checker& c, const json& doc) {
               {}};
           for (const Row* r : g)
             if (r->variant == v)
-              if (const auto p = stat(r->completion, key_pct))
-                s.points.push_back(
-                    {r->ratio, *p, r->ratio_label + ": " + name + " " + num(*p) + " \xC2\xB5s"});
+              if (const auto p = stat(r->completion, key_pct)) {
+                XyPoint pt{r->ratio, *p, r->ratio_label + ": " + name + " " + num(*p) + " \xC2\xB5s", {}, {}};
+                if (key_pct != "p999") {
+                  const auto q = quantile_of(*r, key_pct.c_str(), key_pct == "p50" ? 0.5 : 0.99);
+                  if (q.lo && q.hi) pt.err_lo = q.lo, pt.err_hi = q.hi;
+                }
+                s.points.push_back(std::move(pt));
+              }
           series.push_back(std::move(s));
         }
+        if (std::all_of(series.begin(), series.end(), [](const XySeries& x) { return x.points.empty(); }))
+          continue;
         out += xy_plot(series, xticks, name + " completion time", name + " completion time (\xC2\xB5s)",
                        "pct pct-" + key_pct, true, f);
       }
       out += "</div>\n";
+    }
+    if (has_samples) {
+      std::vector<CdfSeries> series;
+      for (const Row* r : g)
+        series.push_back({r->ratio_label + " " + r->variant,
+                          Style{kColours[ratio_index[r->ratio] % kColours.size()],
+                                kDashes[variant_index(r->variant) % kDashes.size()]},
+                          &r->samples});
+      out += "<h3>Completion time CDF</h3>\n";
+      out += cdf_plot(series, "CDF of completion time, " + title, "ratio, routing");
     }
     if (has_busbw) {
       std::vector<XySeries> series;
@@ -910,7 +638,7 @@ std::string render_whatif(const Checker& c, const json& doc) {
         for (const Row* r : g)
           if (r->variant == v)
             if (const auto p = stat(r->busbw, "p50"))
-              s.points.push_back({r->ratio, *p, r->ratio_label + ": busbw p50 " + num(*p) + " Gb/s"});
+              s.points.push_back({r->ratio, *p, r->ratio_label + ": busbw p50 " + num(*p) + " Gb/s", {}, {}});
         series.push_back(std::move(s));
       }
       Frame f;
@@ -920,14 +648,27 @@ std::string render_whatif(const Checker& c, const json& doc) {
       out += "<h3>Bus bandwidth vs oversubscription</h3>\n";
       out += xy_plot(series, xticks, "p50 bus bandwidth, " + title, "busbw p50 (Gb/s)", "busbw", false, f);
     }
-    if (has_tiers) {
-      out += "<h3>Link utilization by tier</h3>\n";
-      out += heat_map(g, "Mean link utilization by tier, " + title);
-    }
     out += "</section>\n";
   }
+  // Link statistics cover a point's whole run (every size of every job), so they are shown once per point,
+  // not repeated under each size with the same numbers.
+  {
+    std::vector<const Row*> per_point;
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const auto& r : rows)
+      if (!r.tiers.empty() && seen.insert({r.ratio_label, r.variant}).second) per_point.push_back(&r);
+    if (!per_point.empty()) {
+      out +=
+          "<section class=\"links\">\n<h2>Link utilization per point</h2>\n<p class=\"note\">Mean "
+          "utilization "
+          "of each tier's links over the point's whole run (all sizes and jobs together): the engines record "
+          "link statistics per run, not per collective size.</p>\n";
+      out += heat_map(per_point, "Mean link utilization by tier and point");
+      out += "</section>\n";
+    }
+  }
 
-  out += "<section class=\"summary\">\n<h2>Summary</h2>\n<table "
+  out += "<section class=\"summary\">\n<h2>All rows</h2>\n<table "
          "class=\"summary\">\n<tr><th>oversubscription</th>"
          "<th>routing</th><th>cc</th><th>job</th><th>op</th><th>size</th><th>ranks</th><th>iterations</th>";
   out += kStatsHeader;
@@ -939,6 +680,7 @@ std::string render_whatif(const Checker& c, const json& doc) {
            num(r.iterations) + "</td>" + stats_cells(r) + "</tr>\n";
   }
   out += "</table>\n</section>\n";
+  out += config_section(c, doc);
   return out;
 }
 
@@ -959,13 +701,28 @@ std::string render_results(const Checker& c, const json& doc) {
   });
 
   std::string out = page_open("ibnetsim run report");
-  out += manifest_section(c, doc);
-  if (const json* e = c.object(doc, "", "engine")) {
-    out += "<h3>Engine</h3>\n<table class=\"kv engine\">\n";
-    for (const char* k : {"events", "wall_s", "events_per_s"})
-      out += std::string("<tr><td>") + k + "</td><td class=\"n\">" + num(c.number(*e, "engine", k)) +
-             "</td></tr>\n";
-    out += "</table>\n";
+  // Headline: the largest measured (non-background) collective of each job.
+  {
+    std::map<std::string, const Row*> largest;
+    for (const auto& r : rows)
+      if (!r.background && stat(r.completion, "p99") &&
+          (!largest[r.job] || r.size_bytes.value_or(0) > largest[r.job]->size_bytes.value_or(0)))
+        largest[r.job] = &r;
+    std::string head;
+    for (const auto& [job, r] : largest) {
+      if (!r) continue;
+      const auto q = quantile_of(*r, "p99", 0.99);
+      head += (head.empty() ? "" : "<br>") + esc(group_title(*r)) + ": p50 " +
+              num(stat(r->completion, "p50")) + " &#181;s, p99 " + num(stat(r->completion, "p99")) +
+              " &#181;s" + (q.lo ? " (95 % CI " + ci_text(q) + ")" : std::string()) + ", busbw p50 " +
+              num(stat(r->busbw, "p50")) + " Gb/s";
+    }
+    std::string engine;
+    if (const json* m = c.object(doc, "", "manifest"))
+      engine = c.string(*m, "manifest", "engine").value_or("");
+    out += "<p class=\"headline\">" +
+           (head.empty() ? std::string("No measured collectives in this run.") : head) +
+           (engine.empty() ? "" : "<span class=\"sub\">" + esc(engine) + " engine</span>") + "</p>\n";
   }
   out += "<section class=\"collectives\">\n<h2>Collectives</h2>\n<table class=\"summary\">\n<tr><th>name</th>"
          "<th>job</th><th>op</th><th>algorithm</th><th>size</th><th>ranks</th><th>iterations</th>";
@@ -988,6 +745,14 @@ std::string render_results(const Checker& c, const json& doc) {
   out += "</section>\n<section class=\"links\">\n<h2>Links by tier</h2>\n";
   out += tiers.empty() ? "<p class=\"note\">No link statistics in the input.</p>\n" : link_tier_table(tiers);
   out += "</section>\n";
+  if (const json* e = c.object(doc, "", "engine")) {
+    out += "<section class=\"engine\">\n<h2>Engine</h2>\n<table class=\"kv engine\">\n";
+    for (const char* k : {"events", "wall_s", "events_per_s"})
+      out += std::string("<tr><td>") + k + "</td><td class=\"n\">" + num(c.number(*e, "engine", k)) +
+             "</td></tr>\n";
+    out += "</table>\n</section>\n";
+  }
+  out += config_section(c, doc);
   return out;
 }
 
@@ -997,6 +762,7 @@ std::string render_report(const json& doc, const std::string& source) {
   const Checker c(source);
   if (!doc.is_object()) c.fail("document", std::string("expected a JSON object, got ") + type_name(doc));
   std::string body;
+  if (doc.contains("designs") && doc.contains("recommendation")) return render_plan_report(doc, source);
   if (doc.contains("rows"))
     body = render_whatif(c, doc);
   else if (doc.contains("collectives"))
@@ -1013,17 +779,91 @@ std::string render_report(const json& doc, const std::string& source) {
   return body;
 }
 
+/// A sweep folder (points/<id>/results.json, no summary file): a what-if style document with one row per
+/// point and measured collective; a row's ratio is the point's fabric.params.oversubscription (1:1 when it
+/// has none) and its routing label the point's routing.adaptive (static/adaptive) — or, when points differ in
+/// more than these two (seeds, other keys), the point's folder name, so every point is its own curve.
+static ReportInput load_sweep_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> points;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "points"))
+    if (fs::exists(e.path() / "results.json")) points.push_back(e.path());
+  std::sort(points.begin(), points.end());
+  if (points.empty()) throw InputError(dir + "/points: no point has a results.json yet");
+  json rows = json::array(), manifest = json::object();
+  for (const auto& p : points) {
+    const std::string file = (p / "results.json").string();
+    std::ifstream in(file, std::ios::binary);
+    json r;
+    try {
+      r = json::parse(in);
+    } catch (const json::parse_error& e) {
+      throw InputError(file + ": invalid JSON: " + e.what());
+    }
+    const json m = r.value("manifest", json::object());
+    if (manifest.empty()) {
+      manifest = {{"version", m.value("version", std::string())},
+                  {"engine", m.value("engine", std::string())},
+                  {"seed", m.value("seed", json(nullptr))},
+                  {"source", "sweep of " + std::to_string(points.size()) + " points"},
+                  {"config", m.value("config", json::object())}};
+    }
+    std::string ratio = "1:1";
+    const json cfg = m.value("config", json::object());
+    if (cfg.contains("fabric") && cfg["fabric"].contains("params") &&
+        cfg["fabric"]["params"].contains("oversubscription")) {
+      const auto& o = cfg["fabric"]["params"]["oversubscription"];
+      if (o.is_string() && parse_ratio(o.get<std::string>().substr(0, o.get<std::string>().find(','))))
+        ratio = o;
+    }
+    ratio = ratio.substr(0, ratio.find(','));
+    for (const auto& c : r.value("collectives", json::array())) {
+      if (c.value("background", false) || !c.contains("completion_us")) continue;
+      json row = c;
+      row["oversubscription"] = ratio;
+      const std::string ar =
+          cfg.contains("routing") ? cfg["routing"].value("adaptive", std::string("off")) : "off";
+      row["routing"] = ar == "off" ? "static" : ar == "per-packet" ? "adaptive" : "adaptive-" + ar;
+      row["point"] = p.filename().string();
+      row["cc"] = cfg.contains("cc") ? cfg["cc"].value("algorithm", std::string()) : std::string();
+      row["links"] = r.value("links", json::object());
+      row.erase("name");
+      rows.push_back(std::move(row));
+    }
+  }
+  // Points that differ in more than ratio and routing (seeds, other keys) keep their folder name as label.
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  bool clash = false;
+  for (const auto& r : rows) {
+    const auto k = std::make_tuple(r["oversubscription"].get<std::string>(), r["routing"].get<std::string>(),
+                                   r.value("job", std::string()) + "/" + r.value("op", std::string()) + "/" +
+                                       r.value("size_bytes", json(0)).dump());
+    clash = clash || !seen.insert(k).second;
+  }
+  if (clash)
+    for (auto& r : rows) r["routing"] = r["point"];
+  ReportInput out;
+  out.path = (fs::path(dir) / "points").string();
+  out.doc = {{"manifest", manifest}, {"rows", rows}};
+  return out;
+}
+
 ReportInput load_report_input(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path file = path;
   if (fs::is_directory(path, ec)) {
-    if (fs::exists(file / "whatif.json", ec))
+    if (fs::exists(file / "plan.json", ec))
+      file /= "plan.json";
+    else if (fs::exists(file / "whatif.json", ec))
       file /= "whatif.json";
     else if (fs::exists(file / "results.json", ec))
       file /= "results.json";
+    else if (fs::is_directory(file / "points", ec))
+      return load_sweep_folder(file.string());
     else
-      throw InputError(path + ": neither whatif.json nor results.json in this folder");
+      throw InputError(path +
+                       ": none of plan.json, whatif.json, results.json or points/ (a sweep) in this folder");
   } else if (!fs::exists(path, ec)) {
     throw InputError(path + ": no such folder or file");
   }

@@ -1,5 +1,6 @@
 #pragma once
-// HTML report of a what-if study (whatif.json) or of one run (results.json).
+// HTML report of a what-if study (whatif.json), of one run (results.json) or of a capacity plan (plan.json).
+// Every page answers first: a headline and the key table, then the plots, the configuration last.
 //
 // The report is one self-contained HTML file: inline CSS and inline SVG plots, no scripts, no fonts or
 // images from the network. The same input gives the same bytes (fixed number formatting, no timestamps, no
@@ -25,15 +26,22 @@ namespace ibn::analysis {
 /// `source` names the input in error messages only; it does not appear in the HTML.
 std::string render_report(const nlohmann::json& whatif_or_results, const std::string& source = "input");
 
+/// Renders the report of a capacity plan (plan.json, analysis/plan.hpp): the recommendation first, the design
+/// table, cost vs p99 with the Pareto front, p99 vs ratio with 95 % CIs, the bill of materials of each
+/// design, the request last. analysis/report_plan.cpp.
+std::string render_plan_report(const nlohmann::json& plan, const std::string& source = "plan.json");
+/// Writes render_plan_report(plan) to `path` atomically.
+void write_plan_report(const nlohmann::json& plan, const std::string& path);
+
 /// A parsed report input and the file it came from.
 struct ReportInput {
   std::string path;
   nlohmann::json doc;
 };
 
-/// Reads OUT_DIR/whatif.json if present, else OUT_DIR/results.json. `path` may also name one of those files
-/// directly. A missing folder, a folder with neither file, or a file that is not valid JSON -> InputError
-/// naming the file (and the line for a JSON syntax error).
+/// Reads OUT_DIR/plan.json if present, else OUT_DIR/whatif.json, else OUT_DIR/results.json. `path` may also
+/// name one of those files directly. A missing folder, a folder with neither file, or a file that is not
+/// valid JSON -> InputError naming the file (and the line for a JSON syntax error).
 ReportInput load_report_input(const std::string& path);
 
 } // namespace ibn::analysis

@@ -8,6 +8,7 @@
 #include "sim/units.hpp"
 #include "sim/version.hpp"
 #include "topology/describe.hpp"
+#include "topology/port_split.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -65,7 +66,21 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
                                                                   : std::to_string(params["radix"].get<int>()))
                                                   : 64;
         const int group = r.down + r.up;
-        if (radix % group != 0) params["leaf-ports"] = radix / group * group;
+        if (radix % group != 0) {
+          // The split that needs the fewest switches with every leaf full (topology/port_split.hpp), said aloud.
+          int lp = radix / group * group;
+          if (params.contains("hosts")) {
+            const auto h = params["hosts"].is_string() ? std::stoll(params["hosts"].get<std::string>())
+                                                       : params["hosts"].get<std::int64_t>();
+            const auto& t = params.contains("tiers") ? params["tiers"] : nlohmann::json(2);
+            const int tiers = t.is_string() ? std::stoi(t.get<std::string>()) : t.get<int>();
+            if (const auto best = topo::cheapest_leaf_ports(tiers, radix, h, r)) lp = best->leaf_ports;
+          }
+          params["leaf-ports"] = lp;
+          if (opt.progress)
+            opt.progress(r.to_string() + ": radix " + std::to_string(radix) + " does not split at " + r.to_string() +
+                         "; using leaf-ports " + std::to_string(lp));
+        }
       }
       ratios.emplace_back(r.to_string(), "fabric.params=" + params.dump());
     }

@@ -8,8 +8,10 @@
 // Points run in parallel threads (one Simulation each; no shared mutable state). A point whose results.json
 // already exists with the same effective configuration and version is reused, so an interrupted study
 // resumes where it stopped. The oversubscription dimension sets fabric.params.oversubscription (and, on a
-// fat-tree whose radix does not split exactly at the ratio, fabric.params.leaf-ports to the largest multiple
-// of down+up not above the radix); it needs a generated fabric.
+// fat-tree whose radix does not split exactly at the ratio, fabric.params.leaf-ports to the split that needs
+// the fewest switches with every leaf full for the scenario's hosts, topology/port_split.hpp — else the largest
+// multiple of down+up not above the radix — and reports the choice through `progress`); it needs a generated
+// fabric.
 #include "scenarios/scenario.hpp"
 #include "topology/generators.hpp"
 

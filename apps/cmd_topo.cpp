@@ -1,12 +1,15 @@
 // `ibnetsim topo ...`: generate, import, describe and export fabrics (docs/CLI.md, "Topology").
+#include "apps/catalog_path.hpp"
 #include "apps/commands.hpp"
 #include "apps/fabric_loader.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
+#include "topology/bom.hpp"
 #include "topology/describe.hpp"
 #include "topology/fabric_io.hpp"
 #include "topology/generators.hpp"
 #include "topology/ibnetdiscover.hpp"
+#include "topology/rail_optimized.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -34,6 +37,11 @@ struct FatTreeOpts {
   int tiers = 2, radix = 64, rails = 1, leaf_ports = 0;
   std::string hosts, ratios = "1:1", rate = "NDR", cables, out = "-";
 };
+struct RailOpts {
+  std::int64_t nodes = 32;
+  int nics = 8, su_nodes = 32, radix = 64, tiers = 0, pod_sus = 0, planes = 1, ufm_ports = 0;
+  std::string ratios = "1:1", rate = "NDR", cables, out = "-";
+};
 struct DragonflyOpts {
   int a = 0, p = 0, h = 0, g = 0;
   std::string arrangement = "absolute", rate = "NDR", out = "-";
@@ -48,13 +56,13 @@ struct IoOpts {
 };
 
 void add_generate(CLI::App& topo) {
-  auto* gen = topo.add_subcommand("generate", "Generate a fabric (fat-tree, kary-ntree, dragonfly) as JSON.");
+  auto* gen = topo.add_subcommand("generate", "Generate a fabric (fat-tree, rail-optimized, kary-ntree, dragonfly) as JSON.");
   gen->require_subcommand(1);
 
   auto ft = std::make_shared<FatTreeOpts>();
   auto* c = gen->add_subcommand("fat-tree", "2- or 3-tier fat-tree with any oversubscription per tier.\n"
                                             "Example: ibnetsim topo generate fat-tree --tiers 2 --radix 64 "
-                                            "--hosts 1024 --oversubscription 2:1 --rate NDR -o fabric.json");
+                                            "--hosts 1024 --oversubscription 2:1 --leaf-ports 48 --rate NDR -o fabric.json");
   c->add_option("--tiers", ft->tiers, "switch tiers: 2 (leaf/spine) or 3 (leaf/spine/core)")->capture_default_str();
   c->add_option("--radix", ft->radix, "switch ports")->capture_default_str();
   c->add_option("--leaf-ports", ft->leaf_ports, "ports used on each leaf (default: the radix); the rest stay unused");
@@ -76,6 +84,47 @@ void add_generate(CLI::App& topo) {
     p.speed = topo::parse_link_speed(ft->rate, "--rate");
     if (!ft->cables.empty()) p.cables = topo::parse_cable_lengths(ft->cables, "--cable-m");
     emit_fabric_json(topo::build_fat_tree(p), ft->out);
+  });
+
+  auto ro = std::make_shared<RailOpts>();
+  c = gen->add_subcommand("rail-optimized",
+                          "Rail-optimized fat-tree (DGX SuperPOD layout): scalable units of --su-nodes nodes, NIC i of "
+                          "every node of an SU on leaf i of that SU, spines above, a core layer above pods of SUs "
+                          "for 3 tiers.\n"
+                          "Example: ibnetsim topo generate rail-optimized --nodes 127 --nics-per-node 8 --su-nodes 32 "
+                          "--ufm-ports 4 --rate NDR -o superpod-h100.json");
+  c->add_option("--nodes", ro->nodes, "servers (GPU nodes)")->capture_default_str();
+  c->add_option("--nics-per-node", ro->nics, "NICs (rails) per node; one leaf per rail in every SU")
+      ->capture_default_str();
+  c->add_option("--su-nodes", ro->su_nodes, "node slots per scalable unit (= leaf down-ports)")->capture_default_str();
+  c->add_option("--radix", ro->radix, "switch ports")->capture_default_str();
+  c->add_option("--tiers", ro->tiers, "2 or 3 (default: 2 when the spines take every leaf, else 3)");
+  c->add_option("--oversubscription", ro->ratios, "downlink:uplink per tier, leaf first: 2:1 or 1:1,2:1")
+      ->capture_default_str();
+  c->add_option("--pod-sus", ro->pod_sus, "3 tiers: SUs per pod under one set of spines (default: spine "
+                                         "down-ports / NICs per node)");
+  c->add_option("--planes", ro->planes, "copies of the switch fabric (multi-plane); a NIC has a port in each")
+      ->capture_default_str();
+  c->add_option("--ufm-ports", ro->ufm_ports, "UFM appliance ports cabled into the first free node slot")
+      ->capture_default_str();
+  c->add_option("--rate", ro->rate, "link rate: HDR, NDR, XDR, NDR200, 400Gbps")->capture_default_str();
+  c->add_option("--cable-m", ro->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
+  c->add_option("-o,--output", ro->out, "output file ('-' = stdout)")->capture_default_str();
+  c->callback([ro] {
+    topo::RailOptimizedParams p;
+    if (ro->nodes < 1) throw InputError("--nodes must be at least 1, got " + std::to_string(ro->nodes));
+    p.nodes = ro->nodes;
+    p.nics_per_node = ro->nics;
+    p.su_nodes = ro->su_nodes;
+    p.radix = ro->radix;
+    if (ro->tiers != 0) p.tiers = ro->tiers;
+    p.oversubscription = topo::parse_ratios(ro->ratios, "--oversubscription");
+    if (ro->pod_sus != 0) p.pod_sus = ro->pod_sus;
+    p.planes = ro->planes;
+    p.ufm_ports = ro->ufm_ports;
+    p.speed = topo::parse_link_speed(ro->rate, "--rate");
+    if (!ro->cables.empty()) p.cables = topo::parse_cable_lengths(ro->cables, "--cable-m");
+    emit_fabric_json(topo::build_rail_optimized(p), ro->out);
   });
 
   auto ky = std::make_shared<KaryOpts>();
@@ -168,6 +217,34 @@ void add_export(CLI::App& topo) {
   });
 }
 
+struct BomOpts {
+  std::string input, catalog, switch_model, nic_model;
+  bool json = false, csv = false;
+};
+
+void add_bom(CLI::App& topo) {
+  auto o = std::make_shared<BomOpts>();
+  auto* c = topo.add_subcommand("bom", "Bill of materials: switches per tier and model, ports used/free, cables per "
+                                       "tier by class (DAC, ACC, fibre), transceivers (one per twin-port cage), NICs, "
+                                       "cost and power from a parts catalog.\n"
+                                       "Example: ibnetsim topo bom fabric.json --json");
+  c->add_option("FABRIC", o->input, "fabric JSON or ibnetdiscover output")->required();
+  c->add_option("--catalog", o->catalog, "parts catalog JSON (default: data/catalog/parts.json)");
+  c->add_option("--switch", o->switch_model, "price every switch as this catalog model (default: by radix and rate)");
+  c->add_option("--nic-model", o->nic_model, "price every HCA as this catalog NIC (default: by rate)");
+  auto* j = c->add_flag("--json", o->json, "print JSON (switches, cables, transceivers, cost_usd, power_w, by_tier)");
+  c->add_flag("--csv", o->csv, "print one CSV row per BOM line")->excludes(j);
+  c->callback([o] {
+    const auto loaded = load_fabric_any(o->input);
+    for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
+    const auto catalog = topo::Catalog::load(catalog_path(o->catalog));
+    const auto bom = topo::bill_of_materials(loaded.fabric, catalog, {o->switch_model, o->nic_model});
+    if (o->json) std::cout << topo::bom_to_json(bom).dump(2) << "\n";
+    else if (o->csv) std::cout << topo::bom_to_csv(bom);
+    else std::cout << topo::bom_to_text(bom);
+  });
+}
+
 } // namespace
 
 void add_topo_commands(CLI::App& app) {
@@ -177,6 +254,7 @@ void add_topo_commands(CLI::App& app) {
   add_import(*topo);
   add_info(*topo);
   add_export(*topo);
+  add_bom(*topo);
   add_routes_command(*topo);
 }
 

@@ -18,6 +18,7 @@ void add_nccl_tests_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_experiment_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 /// Writes `content` to `path` atomically (temporary file in the same folder, then rename).
 void write_file_atomic(const std::string& path, const std::string& content);

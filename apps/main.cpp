@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   ibn::app::add_calibrate_command(app);
   ibn::app::add_report_command(app);
   ibn::app::add_experiment_command(app);
+  ibn::app::add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -130,7 +130,7 @@ World build_world(const Scenario& s) {
   std::string algo = s.routing;
   if (algo == "auto") {
     const auto gen = w.fabric.origin.value("generator", std::string());
-    algo = (gen == "fat-tree" || gen == "kary-ntree") ? "ftree" : gen == "dragonfly" ? "df-min" : "updn";
+    algo = (gen == "fat-tree" || gen == "rail-optimized" || gen == "kary-ntree") ? "ftree" : gen == "dragonfly" ? "df-min" : "updn";
   }
   w.routing_name = algo;
   const auto reg = routing::builtin_routing();

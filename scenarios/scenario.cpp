@@ -27,11 +27,13 @@ Schema build_schema() {
       "Fabric JSON or ibnetdiscover output, relative to the scenario file; when set, generator keys are "
       "ignored.");
   add("fabric.generator", K::String, "", "fat-tree", "Topology generator (see `ibnetsim list`).",
-      {"fat-tree", "kary-ntree", "dragonfly"});
+      {"fat-tree", "rail-optimized", "kary-ntree", "dragonfly"});
   add("fabric.params", K::Object, "",
       J{{"tiers", 2}, {"radix", 64}, {"hosts", 256}, {"oversubscription", "1:1"}, {"rate", "NDR"}},
       "Generator parameters, as `ibnetsim topo generate` takes them (fat-tree: tiers, radix, hosts, "
-      "oversubscription, leaf-ports, rails, rate, cable-m; dragonfly: a, p, h, g, arrangement, rate).");
+      "oversubscription, leaf-ports, rails, rate, cable-m; rail-optimized: nodes, nics-per-node, su-nodes, "
+      "radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m; dragonfly: a, p, h, g, "
+      "arrangement, rate).");
   add("routing.algorithm", K::String, "", "auto",
       "Static routing: auto (ftree on generated fat-trees, df-min on dragonflies, updn otherwise) or a "
       "registered algorithm.",

@@ -275,6 +275,20 @@ void Schema::set(nlohmann::json& doc, const std::string& assignment) const {
     }
     generic += (generic.empty() ? "" : ".") + t.key;
     if (!node->is_object()) *node = nlohmann::json::object();
+    if (const auto* d = last ? nullptr : find(generic); d && d->type == KeyType::Object) {
+      // A free-form object (fabric.params): the rest of the path names its keys, the value stays text
+      // (generator parameters are read as text), so sweep can vary fabric.params.oversubscription.
+      nlohmann::json* obj = &(*node)[t.key];
+      if (!obj->is_object())
+        *obj = d->default_value.is_object() ? d->default_value : nlohmann::json::object();
+      for (std::size_t k = i + 1; k < toks.size(); ++k) {
+        if (toks[k].is_index) throw InputError(what + ": '" + generic + "' holds no lists");
+        obj = &(*obj)[toks[k].key];
+        if (k + 1 < toks.size() && !obj->is_object()) *obj = nlohmann::json::object();
+      }
+      *obj = value;
+      return;
+    }
     if (last) {
       const auto* d = find(generic);
       if (!d) throw InputError(what + ": unknown key '" + generic + "'");

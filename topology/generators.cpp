@@ -2,6 +2,8 @@
 
 #include "sim/error.hpp"
 #include "sim/units.hpp"
+#include "topology/port_split.hpp"
+#include "topology/rail_optimized.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -169,7 +171,17 @@ Fabric build_fat_tree(const FatTreeParams& p) {
   if (leaf_ports < 2 || leaf_ports > p.radix)
     throw InputError("--leaf-ports must be between 2 and the radix " + std::to_string(p.radix) + ", got " +
                      std::to_string(leaf_ports));
-  const Split leaf = split_ports(leaf_ports, r1, "leaf", p.leaf_ports ? "--leaf-ports" : "--radix");
+  Split leaf;
+  try {
+    leaf = split_ports(leaf_ports, r1, "leaf", p.leaf_ports ? "--leaf-ports" : "--radix");
+  } catch (const InputError& e) {
+    // With a host count, name the split that needs the fewest switches (exact leaves first).
+    const auto hints = p.hosts ? leaf_port_hints(p.tiers, p.radix, *p.hosts, r1,
+                                                 p.oversubscription.size() > 1 ? p.oversubscription[1] : Ratio{1, 1})
+                               : std::string();
+    if (hints.empty()) throw;
+    throw InputError(std::string(e.what()) + ". For " + std::to_string(*p.hosts) + " hosts the cheapest:" + hints);
+  }
   const int R = p.radix;
   const int d1 = leaf.down, u1 = leaf.up;
 
@@ -487,6 +499,10 @@ Registry<GeneratorFactory> builtin_generators() {
             if (auto c = ps.get("cable-m")) p.cables = parse_cable_lengths(*c, "fat-tree cable-m");
             return build_fat_tree(p);
           });
+  reg.add("rail-optimized",
+          "SuperPOD-style rails: NIC i of every node of a scalable unit on leaf i of that SU; keys: nodes, "
+          "nics-per-node, su-nodes, radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m",
+          [](const std::map<std::string, std::string>& kv) { return build_rail_optimized_from_params(kv); });
   reg.add("kary-ntree", "k-ary n-tree (k^n hosts, n levels of 2k-port switches); keys: k, n, rate",
           [](const std::map<std::string, std::string>& kv) {
             Params ps(kv, "kary-ntree", {"k", "n", "rate"});

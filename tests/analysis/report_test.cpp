@@ -9,6 +9,10 @@
 #include "tests/golden.hpp"
 
 #include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -200,7 +204,10 @@ TEST_CASE("report: axes have labels and units; percentiles and busbw vs ratio ha
 TEST_CASE("report: heat map has a cell per (ratio x routing, tier) with the util_mean as text and colour") {
   const json doc = small_whatif();
   const std::string html = render_report(doc, "whatif.json");
-  const std::string section = between(html, "<h2>allreduce, 64KiB, 16 ranks</h2>", "</section>");
+  // Link statistics are per point (whole run): one heat map for the study, rows = points.
+  const std::string section = between(html, "<h2>Link utilization per point</h2>", "</section>");
+  CHECK(html.find("<h2>Link utilization per point</h2>") > html.find("<h2>allreduce, 1MiB, 16 ranks</h2>"));
+  CHECK(count(html, "class=\"plot heat-plot\"") == 1);
   const std::regex cell(
       "<rect class=\"heat\" data-row=\"([^\"]*)\" data-tier=\"([^\"]*)\" data-value=\"([^\"]*)\"[^>]* "
       "fill=\"(#[0-9a-f]{6})\">");
@@ -238,9 +245,11 @@ TEST_CASE("report: summary table lists every row with its values") {
   CHECK(table.find("<td class=\"n\">205.5</td>") != std::string::npos);
   // busbw p50 of 64KiB, 1:1, static = 65536 * 8 / (25 us * 1e3) * 1.875 = 39.3216 Gb/s -> "39.32".
   CHECK(table.find("<td class=\"n\">39.32</td></tr>") != std::string::npos);
-  // The manifest summary, escaped.
-  CHECK(html.find("<td>config.note</td><td>&lt;hand made&gt;</td>") != std::string::npos);
-  CHECK(html.find("<td>config.fabric.radix</td><td>8</td>") != std::string::npos);
+  // The configuration, last, as key/value rows with scenario keys unprefixed, escaped.
+  CHECK(html.find("<td>note</td><td>&lt;hand made&gt;</td>") != std::string::npos);
+  CHECK(html.find("<td>fabric.radix</td><td>8</td>") != std::string::npos);
+  CHECK(html.find("<h2>Configuration</h2>") > html.find("<h2>All rows</h2>"));
+  CHECK(html.find("class=\"headline\"") < html.find("<svg"));
 }
 
 TEST_CASE("report: deterministic, independent of row order, self-contained, golden") {
@@ -377,7 +386,7 @@ TEST_CASE("report: loader prefers whatif.json, falls back to results.json, names
   CHECK(error_of([&] { load_report_input((dir / "missing").string()); }).find("no such folder or file") !=
         std::string::npos);
   CHECK(error_of([&] { load_report_input(dir.string()); }) ==
-        dir.string() + ": neither whatif.json nor results.json in this folder");
+        dir.string() + ": none of plan.json, whatif.json, results.json or points/ (a sweep) in this folder");
   std::ofstream(dir / "results.json") << R"({"collectives": []})";
   auto in = load_report_input(dir.string());
   CHECK(in.path == (dir / "results.json").string());
@@ -409,4 +418,41 @@ TEST_CASE("report: `ibnetsim report` writes the rendered page; bad input exits 2
   CHECK(r.out.find((dir / "whatif.json").string() + ": rows[0].ratio: expected a number, got string") !=
         std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "bad.html"));
+}
+
+TEST_CASE("report: the configuration reads as key/value text, the engine that ran shown once") {
+  json doc = small_whatif();
+  doc["manifest"]["engine"] = "flow";
+  doc["manifest"]["config"]["engine"] = "packet";
+  doc["manifest"]["config"]["jobs"] = json::array({{{"name", "train"}, {"workload", {{"sizes", {"1M", "4M"}}}}}});
+  const std::string html = render_report(doc, "whatif.json");
+  const std::string config = between(html, "<h2>Configuration</h2>", "</section>");
+  CHECK(count(config, "<td>engine</td>") == 1);
+  CHECK(config.find("<td>engine</td><td>flow (the scenario&#39;s engine key says packet") != std::string::npos);
+  CHECK(config.find("<td>jobs[0].workload.sizes</td><td>1M, 4M</td>") != std::string::npos);
+  CHECK(config.find("&quot;") == std::string::npos); // no JSON text anywhere in the configuration
+  CHECK(config.find('{') == std::string::npos);
+}
+
+TEST_CASE("report: a sweep folder (points/*/results.json) renders as a study over the varied ratio") {
+  const auto dir = std::filesystem::temp_directory_path() / "ibnetsim-report-sweep";
+  std::filesystem::remove_all(dir);
+  for (const auto& [id, ratio, scale] : {std::tuple{"a", "1:1", 1.0}, std::tuple{"b", "2:1", 1.5}}) {
+    std::filesystem::create_directories(dir / "points" / id);
+    json samples = json::array();
+    for (int k = 0; k < 10; ++k) samples.push_back(scale * (100 + k));
+    json r = {{"manifest",
+               {{"version", "t"}, {"engine", "packet"}, {"seed", 1},
+                {"config", {{"fabric", {{"params", {{"oversubscription", ratio}}}}}, {"routing", {{"adaptive", "off"}}}}}}},
+              {"collectives",
+               {{{"name", "train/allreduce/1048576"}, {"job", "train"}, {"op", "allreduce"}, {"size_bytes", 1048576},
+                 {"ranks", 16}, {"iterations", 10}, {"completion_us", {{"p50", scale * 104}, {"p99", scale * 109}}},
+                 {"samples_us", samples}}}}};
+    std::ofstream(dir / "points" / id / "results.json") << r.dump();
+  }
+  const auto in = load_report_input(dir.string());
+  CHECK(in.doc.at("rows").size() == 2);
+  const auto html = render_report(in.doc, in.path);
+  CHECK(html.find("2:1 costs +50.0 % p99 at 1MiB allreduce on 16 ranks against 1:1 (static routing)") !=
+        std::string::npos);
 }

@@ -1,0 +1,134 @@
+// `ibnetsim plan`: capacity planning — rail-optimized designs for a GPU count, their bill of materials, cost,
+// power and bisection, a standard workload on each, the Pareto front and a recommendation (docs/planning.md).
+#include "analysis/plan.hpp"
+#include "analysis/report.hpp"
+#include "apps/catalog_path.hpp"
+#include "apps/commands.hpp"
+#include "sim/error.hpp"
+#include "sim/units.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+
+namespace ibn::app {
+namespace {
+
+struct PlanCli {
+  std::int64_t gpus = 0;
+  int gpus_per_node = 8, nics_per_node = 0, iters = 12;
+  unsigned jobs = 0;
+  std::string nic = "NDR", switches = "qm9700", ratios = "1:1,2:1,4:1", tiers, sizes = "1M,16M,64M",
+              engine = "auto", scenario, catalog, out = "plan-out";
+  bool json = false, no_sim = false;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("ibnetsim") : p.string();
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+} // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto o = std::make_shared<PlanCli>();
+  auto* cmd = app.add_subcommand(
+      "plan",
+      "Capacity planning: enumerate rail-optimized fabric designs (exact ratios, cheapest port split first), "
+      "price them from the parts catalog (switches, cables, optics, $, kW), run a standard workload on each "
+      "and print the table, the Pareto front and a recommendation.\n"
+      "Example: ibnetsim plan --gpus 1024 --gpus-per-node 8 --nic NDR --switch qm9700 --ratios 1:1,2:1,4:1 "
+      "-o plan-out");
+  cmd->add_option("--gpus", o->gpus, "GPUs in the cluster")->required();
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs per node")->capture_default_str();
+  cmd->add_option("--nics-per-node", o->nics_per_node, "NICs (rails) per node (default: one per GPU)");
+  cmd->add_option("--nic", o->nic, "NIC rate: HDR, NDR, XDR, NDR200")->capture_default_str();
+  cmd->add_option("--switch", o->switches, "switch model(s) from the catalog, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--ratios", o->ratios, "leaf downlink:uplink ratios to compare")->capture_default_str();
+  cmd->add_option("--tiers", o->tiers, "tiers to consider, comma-separated (default: the fewest that fit)");
+  cmd->add_option("--sizes", o->sizes, "collective sizes")->capture_default_str();
+  cmd->add_option("-n,--iters", o->iters, "measured iterations per size")->capture_default_str();
+  cmd->add_option("--engine", o->engine, "auto (packet up to 512 HCAs, flow above), packet or flow")
+      ->check(CLI::IsMember({"auto", "packet", "flow"}))
+      ->capture_default_str();
+  cmd->add_option("--scenario", o->scenario,
+                  "workload scenario JSON (its fabric is replaced by each design's)");
+  cmd->add_option("--catalog", o->catalog, "parts catalog JSON (default: data/catalog/parts.json)");
+  cmd->add_flag("--no-sim", o->no_sim, "designs, BOM, cost and power only; run no workload");
+  cmd->add_option("-j,--jobs", o->jobs, "parallel workers (default: the cores)");
+  cmd->add_flag("--json", o->json, "print plan.json instead of the table");
+  cmd->add_option("-o,--output", o->out, "output folder (plan.json, report.html, points/)")
+      ->capture_default_str();
+  cmd->callback([o] {
+    analysis::PlanOptions p;
+    p.gpus = o->gpus;
+    p.gpus_per_node = o->gpus_per_node;
+    p.nics_per_node = o->nics_per_node;
+    p.nic_rate = o->nic;
+    p.switches = split_list(o->switches);
+    if (p.switches.empty()) throw InputError("--switch: give at least one model");
+    p.ratios = topo::parse_ratios(o->ratios, "--ratios");
+    for (const auto& t : split_list(o->tiers)) {
+      const auto v = parse_positive_int(t, "--tiers");
+      if (v != 2 && v != 3) throw InputError("--tiers: " + t + " (expected 2 or 3)");
+      p.tiers.push_back(static_cast<int>(v));
+    }
+    p.sizes = split_list(o->sizes);
+    if (p.sizes.empty()) throw InputError("--sizes: give at least one size");
+    for (const auto& s : p.sizes) parse_size_bytes(s, "--sizes");
+    if (o->iters < 1) throw InputError("--iters must be at least 1");
+    p.iterations = o->iters;
+    p.engine = o->engine;
+    p.scenario_file = o->scenario;
+    p.catalog_path = catalog_path(o->catalog);
+    p.simulate = !o->no_sim;
+    p.jobs = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
+    p.out_dir = o->out;
+    p.progress = [](const std::string& line) { std::cerr << "plan: " << line << "\n"; };
+    // Flow points run as child processes of this binary (`ibnetsim run`), so several run at once.
+    const std::string exe = self_exe();
+    p.external = [exe](const nlohmann::json& scenario, const std::string& results_path) {
+      const auto dir = std::filesystem::path(results_path).parent_path();
+      std::filesystem::create_directories(dir);
+      const auto scen = (dir / "scenario.json").string();
+      write_file_atomic(scen, scenario.dump(2) + "\n");
+      const std::string cmdline = quote(exe) + " run " + quote(scen) + " -o " + quote(dir.string()) + " >" +
+                                  quote((dir / "run.log").string()) + " 2>&1";
+      const int rc = std::system(cmdline.c_str());
+      if (rc != 0)
+        throw std::runtime_error("plan: point run failed (exit " + std::to_string(WEXITSTATUS(rc)) +
+                                 "), see " + (dir / "run.log").string());
+    };
+    const auto plan = analysis::run_plan(p);
+    analysis::write_plan_report(plan, o->out + "/report.html");
+    if (o->json)
+      std::cout << plan.dump(2) << "\n";
+    else
+      std::cout << analysis::plan_table(plan);
+    std::cerr << "wrote " << o->out << "/plan.json and report.html (" << std::fixed
+              << plan.at("wall_s").get<double>() << " s)\n";
+  });
+}
+
+} // namespace ibn::app
