@@ -1,4 +1,5 @@
 #include "analysis/plan.hpp"
+#include "analysis/tail_stats.hpp"
 
 #include "analysis/points.hpp"
 #include "analysis/results.hpp"
@@ -72,17 +73,6 @@ std::string money(double usd) {
 }
 
 } // namespace
-
-std::pair<double, double> quantile_ci(const std::vector<double>& sorted, double q) {
-  const double n = static_cast<double>(sorted.size());
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  if (sorted.empty()) return {nan, nan};
-  const double half = 1.96 * std::sqrt(n * q * (1 - q));
-  const double lo_rank = std::floor(n * q - half), hi_rank = std::ceil(n * q + half) + 1; // 1-based ranks
-  const double lo = lo_rank >= 1 ? sorted[static_cast<std::size_t>(lo_rank) - 1] : sorted.front();
-  const double hi = hi_rank <= n ? sorted[static_cast<std::size_t>(hi_rank) - 1] : nan;
-  return {lo, hi};
-}
 
 std::vector<PlanDesign> plan_designs(const PlanOptions& opt, const topo::Catalog& catalog,
                                      std::vector<std::string>* notes) {

@@ -20,8 +20,8 @@
 // flow points as child processes (`ibnetsim run`) through PlanOptions::external. A design whose results.json
 // exists with the same configuration is reused (resume after an interrupt).
 //
-// Confidence intervals: distribution-free order-statistic intervals for p50 and p99 at 95 % (ranks
-// n·q ± 1.96·sqrt(n·q·(1-q)), rounded outward); with too few samples the interval is open ([lo, null]).
+// Confidence intervals: distribution-free order-statistic intervals for p50 and p99 at 95 %
+// (analysis/tail_stats.hpp); with too few samples a side is open (null).
 #include "scenarios/scenario.hpp"
 #include "topology/bom.hpp"
 #include "topology/generators.hpp"
@@ -83,8 +83,5 @@ nlohmann::json run_plan(const PlanOptions& opt);
 /// The terminal table (design, switches, cables, optics, $, kW, p50/p99 per size, delta vs non-blocking),
 /// the Pareto front and the recommendation.
 std::string plan_table(const nlohmann::json& plan);
-
-/// 95 % distribution-free CI of quantile q from n sorted samples: {lo, hi} (hi NaN when n is too small).
-std::pair<double, double> quantile_ci(const std::vector<double>& sorted, double q);
 
 } // namespace ibn::analysis

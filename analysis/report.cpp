@@ -7,6 +7,7 @@
 
 #include "analysis/plan.hpp"
 #include "analysis/report_html.hpp"
+#include "analysis/tail_stats.hpp"
 
 #include "sim/error.hpp"
 #include "sim/units.hpp"
@@ -432,7 +433,7 @@ std::string group_title(const Row& r) {
   return t;
 }
 
-/// p50/p99 with their 95 % order-statistic intervals (analysis/plan.hpp quantile_ci) from a row's samples.
+/// p50/p99 with their 95 % order-statistic intervals (analysis/tail_stats.hpp quantile_ci) from a row's samples.
 struct Quantile {
   std::optional<double> value, lo, hi;
 };

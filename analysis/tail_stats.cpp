@@ -1,20 +1,12 @@
 #include "analysis/tail_stats.hpp"
 
-#include "sim/rng.hpp"
-
-#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace ibn::analysis {
 
 namespace {
-
-/// Nearest-rank index (0-based) of the q-quantile among n sorted values.
-std::size_t rank_index(double q, std::size_t n) {
-  auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
-  return std::clamp<std::size_t>(k, 1, n) - 1;
-}
 
 std::string with_commas(std::size_t v) {
   std::string s = std::to_string(v);
@@ -22,48 +14,64 @@ std::string with_commas(std::size_t v) {
   return s;
 }
 
+/// P(B = k) for k = 0..n, B ~ Binomial(n, q), computed in log space (stable for large n).
+std::vector<double> binomial_pmf(std::size_t n, double q) {
+  std::vector<double> pmf(n + 1, 0.0);
+  const double lq = std::log(q), l1q = std::log1p(-q), ln = std::lgamma(static_cast<double>(n) + 1);
+  for (std::size_t k = 0; k <= n; ++k) {
+    const double kd = static_cast<double>(k), nd = static_cast<double>(n);
+    pmf[k] = std::exp(ln - std::lgamma(kd + 1) - std::lgamma(nd - kd + 1) + kd * lq + (nd - kd) * l1q);
+  }
+  return pmf;
+}
+
 } // namespace
 
 std::size_t samples_needed(double q) {
   if (!(q > 0 && q < 1)) throw std::invalid_argument("samples_needed: q must be in (0, 1)");
-  // 1/(1-q) with a small tolerance so 0.99 gives 100 and 0.999 gives 1,000 despite rounding of 1 - q.
+  // 1/(1-q) with a small tolerance so 0.99 gives 100 and 0.999 gives 1,000 despite the rounding of 1 - q.
   return static_cast<std::size_t>(std::ceil(1.0 / (1.0 - q) - 1e-9));
 }
 
-QuantileCi bootstrap_quantile_ci(const std::vector<double>& samples, double q, std::uint64_t seed,
-                                 std::string_view stream, double level) {
-  if (samples.empty()) throw std::invalid_argument("bootstrap_quantile_ci: no samples");
-  if (!(q > 0 && q <= 1)) throw std::invalid_argument("bootstrap_quantile_ci: q must be in (0, 1]");
-  if (!(level > 0 && level < 1))
-    throw std::invalid_argument("bootstrap_quantile_ci: level must be in (0, 1)");
-  std::vector<double> sorted = samples;
-  std::sort(sorted.begin(), sorted.end());
+std::pair<double, double> quantile_ci(const std::vector<double>& sorted, double q, double level) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!(q > 0 && q < 1)) throw std::invalid_argument("quantile_ci: q must be in (0, 1)");
+  if (!(level > 0 && level < 1)) throw std::invalid_argument("quantile_ci: level must be in (0, 1)");
   const std::size_t n = sorted.size();
-  if (n == 1) return {sorted[0], sorted[0]};
-  constexpr double kBudget = 2e7; // draws per interval
-  const auto resamples =
-      static_cast<std::size_t>(std::clamp(kBudget / static_cast<double>(n), 200.0, 1000.0));
-  Rng rng = Rng::for_stream(seed, "bootstrap " + std::string(stream));
-  const std::size_t k = rank_index(q, n);
-  std::vector<std::uint32_t> idx(n);
-  std::vector<double> stat(resamples);
-  for (std::size_t b = 0; b < resamples; ++b) {
-    for (auto& i : idx) i = static_cast<std::uint32_t>(rng.uniform_below(n));
-    std::nth_element(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end());
-    stat[b] = sorted[idx[k]];
+  if (n == 0) return {nan, nan};
+  const double tail = (1.0 - level) / 2.0;
+  const auto pmf = binomial_pmf(n, q);
+  // Lower rank l (1-based): the largest l with P(B <= l - 1) <= tail.
+  std::size_t l = 0;
+  double below = 0; // P(B <= l - 1) for the candidate l
+  for (std::size_t cand = 1; cand <= n; ++cand) {
+    below += pmf[cand - 1];
+    if (below <= tail)
+      l = cand;
+    else
+      break;
   }
-  std::sort(stat.begin(), stat.end());
-  const double a = (1.0 - level) / 2.0;
-  return {stat[rank_index(a, resamples)], stat[rank_index(1.0 - a, resamples)]};
+  // Upper rank u (1-based): the smallest u with P(B >= u) <= tail.
+  std::size_t u = n + 1;
+  double above = 0; // P(B >= u) for the candidate u
+  for (std::size_t cand = n; cand >= 1; --cand) {
+    above += pmf[cand];
+    if (above <= tail)
+      u = cand;
+    else
+      break;
+  }
+  return {l >= 1 ? sorted[l - 1] : nan, u <= n ? sorted[u - 1] : nan};
 }
 
 std::vector<std::string> unsupported_percentiles(std::size_t n) {
-  static constexpr struct {
+  struct Reported {
     double q;
     const char* name;
-  } kReported[] = {{0.50, "p50"}, {0.90, "p90"}, {0.99, "p99"}, {0.999, "p99.9"}};
+  };
+  const Reported reported[] = {{0.50, "p50"}, {0.90, "p90"}, {0.99, "p99"}, {0.999, "p99.9"}};
   std::vector<std::string> out;
-  for (const auto& r : kReported) {
+  for (const auto& r : reported) {
     const std::size_t need = samples_needed(r.q);
     if (n < need)
       out.push_back(std::string(r.name) + " needs >= " + with_commas(need) + " samples; have " +
@@ -72,8 +80,9 @@ std::vector<std::string> unsupported_percentiles(std::size_t n) {
   return out;
 }
 
-double relative_half_width(const QuantileCi& ci, double estimate) {
-  return estimate == 0 ? 0.0 : (ci.hi - ci.lo) / 2.0 / std::abs(estimate);
+double relative_half_width(const std::pair<double, double>& ci, double estimate) {
+  if (std::isnan(ci.first) || std::isnan(ci.second)) return std::numeric_limits<double>::infinity();
+  return estimate == 0 ? 0.0 : (ci.second - ci.first) / 2.0 / std::abs(estimate);
 }
 
 } // namespace ibn::analysis
