@@ -218,7 +218,8 @@ nlohmann::json run_plan(const PlanOptions& opt) {
         opt.progress(std::to_string(pts.size()) + " design(s) on the " + engine + " engine, " +
                      std::to_string(po.threads) + " at a time");
       const auto res = run_points(base, pts, po);
-      for (std::size_t k = 0; k < idx.size(); ++k) results[idx[k]] = res[k];
+      for (std::size_t k = 0; k < idx.size(); ++k)
+        if (res[k]) results[idx[k]] = to_json(*res[k]);
     }
   }
 

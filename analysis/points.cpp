@@ -21,26 +21,43 @@ std::string point_results_path(const std::string& out_dir, const StudyPoint& p) 
 
 namespace {
 
-/// The earlier result of this exact configuration, if one was written.
-bool reuse(const std::string& path, const scen::Scenario& s, nlohmann::json& out) {
-  if (!std::filesystem::exists(path)) return false;
+PointResult read_point(const std::string& path) {
+  nlohmann::json j;
   try {
-    auto old = nlohmann::json::parse(read_file(path));
-    if (old.at("manifest").at("config") == s.effective && old.at("manifest").at("version") == kVersion) {
-      out = std::move(old);
-      return true;
-    }
-  } catch (const std::exception&) {
-    // unreadable or from another configuration: run the point again
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": unreadable results: " + e.what());
   }
-  return false;
+  return point_result_from_json(j, path);
+}
+
+/// The earlier result of this exact configuration, if one was written.
+std::optional<PointResult> reuse(const std::string& path, const scen::Scenario& s) {
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  try {
+    auto old = read_point(path);
+    if (old.manifest.config == s.effective && old.manifest.version == kVersion) return old;
+  } catch (const std::exception&) {
+    // unreadable, from an older version or from another configuration: run the point again
+  }
+  return std::nullopt;
+}
+
+/// Runs one point in this process.
+PointResult run_point(const scen::Scenario& s, const std::function<void(const std::string&)>& progress) {
+  scen::RunOptions ro;
+  ro.progress = progress;
+  const auto w = scen::build_world(s);
+  auto r = scen::run_scenario(s, w, ro);
+  r.warnings.insert(r.warnings.begin(), w.warnings.begin(), w.warnings.end());
+  return point_result(r);
 }
 
 } // namespace
 
-std::vector<nlohmann::json> run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
-                                       const PointsOptions& opt) {
-  std::vector<nlohmann::json> results(points.size());
+std::vector<std::optional<PointResult>> run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
+                                                   const PointsOptions& opt) {
+  std::vector<std::optional<PointResult>> results(points.size());
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < points.size(); ++i)
     if (static_cast<int>(i % static_cast<std::size_t>(std::max(1, opt.ranks))) == opt.rank) mine.push_back(i);
@@ -62,23 +79,22 @@ std::vector<nlohmann::json> run_points(const scen::Scenario& base, const std::ve
       try {
         const auto s = scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
         const auto path = point_results_path(opt.out_dir, p);
-        const bool reused = reuse(path, s, results[i]);
+        results[i] = reuse(path, s);
+        const bool reused = results[i].has_value();
+        const auto progress = [&, id = p.id](const std::string& line) { say("[" + id + "] " + line); };
         if (!reused && opt.external) {
           opt.external(s.effective, path);
-          results[i] = nlohmann::json::parse(read_file(path));
-        } else if (!reused) {
-          auto run = [&, id = p.id] {
-            scen::RunOptions ro;
-            ro.progress = [&](const std::string& line) { say("[" + id + "] " + line); };
-            const auto w = scen::build_world(s);
-            auto r = scen::run_scenario(s, w, ro);
-            r.warnings.insert(r.warnings.begin(), w.warnings.begin(), w.warnings.end());
-            return results_json(r).dump(2) + "\n";
-          };
-          // SimGrid allows one flow engine per process, ever: each flow point runs in a child process.
-          const auto text = s.engine == "flow" ? run_in_child_process(run) : run();
-          results[i] = nlohmann::json::parse(text);
+          results[i] = read_point(path);
+        } else if (!reused && s.engine == scen::EngineKind::Flow) {
+          // SimGrid allows one flow engine per process, ever: each flow point runs in a child process, which
+          // hands its results.json text back.
+          const auto text =
+              run_in_child_process([&] { return to_json(run_point(s, progress)).dump(2) + "\n"; });
+          results[i] = point_result_from_json(nlohmann::json::parse(text), path);
           write_file_atomic(path, text);
+        } else if (!reused) {
+          results[i] = run_point(s, progress);
+          write_file_atomic(path, to_json(*results[i]).dump(2) + "\n");
         }
         const auto done = ++finished;
         say("point " + std::to_string(done) + "/" + std::to_string(mine.size()) + " " + p.id +
@@ -100,16 +116,9 @@ std::vector<nlohmann::json> run_points(const scen::Scenario& base, const std::ve
   return results;
 }
 
-std::vector<nlohmann::json> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir) {
-  std::vector<nlohmann::json> out;
-  for (const auto& p : points) {
-    const auto path = point_results_path(out_dir, p);
-    try {
-      out.push_back(nlohmann::json::parse(read_file(path)));
-    } catch (const nlohmann::json::exception& e) {
-      throw InputError(path + ": unreadable results: " + e.what());
-    }
-  }
+std::vector<PointResult> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir) {
+  std::vector<PointResult> out;
+  for (const auto& p : points) out.push_back(read_point(point_results_path(out_dir, p)));
   return out;
 }
 

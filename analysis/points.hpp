@@ -2,6 +2,8 @@
 // Points: a study is a list of points, each the base scenario with some overrides; every point is one full
 // run written to OUT_DIR/points/<id>/results.json. Used by `whatif` and `sweep`.
 //
+// - In memory: each point's result is a PointResult (analysis/results.hpp) kept by the caller; its
+//   results.json is written once and read back only for a resumed point or one run in a child process.
 // - Resume: a point whose results.json exists with the same effective configuration and version is read
 //   back instead of run again, so an interrupted study continues where it stopped.
 // - Parallel: points run on `threads` threads of this process (one Simulation each, nothing shared), or —
@@ -10,11 +12,13 @@
 // - Distributed: with `ranks` > 1 (an MPI job), rank r runs the points i with i mod ranks == r; the caller
 //   synchronises and then calls collect_points() on rank 0.
 // - Atomic: each results.json is written to a temporary file and renamed.
+#include "analysis/results.hpp"
 #include "scenarios/scenario.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,11 +42,11 @@ struct PointsOptions {
 /// Path of a point's results.json.
 std::string point_results_path(const std::string& out_dir, const StudyPoint& p);
 
-/// Runs (or reuses) this rank's points; returns the results documents of those points (others: null).
-std::vector<nlohmann::json> run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
-                                       const PointsOptions& opt);
+/// Runs (or reuses) this rank's points; returns their results, in memory (other ranks' points: empty).
+std::vector<std::optional<PointResult>> run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
+                                                   const PointsOptions& opt);
 
 /// Reads every point's results.json (after all ranks are done); InputError naming a missing file.
-std::vector<nlohmann::json> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir);
+std::vector<PointResult> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir);
 
 } // namespace ibn::analysis

@@ -1,5 +1,6 @@
 #include "analysis/results.hpp"
 
+#include "sim/error.hpp"
 #include "sim/units.hpp"
 
 #include <algorithm>
@@ -97,67 +98,255 @@ std::vector<TierStats> link_stats_by_tier(const std::vector<eng::LinkRecord>& li
   return out;
 }
 
-nlohmann::json results_json(const scen::RunResult& r) {
+namespace {
+
+// ---- link tiers: one JSON object per TierStats (results.json links.by_tier[]) ----------------------------
+TierStats rounded(TierStats t) {
+  t.util_mean = r4(t.util_mean);
+  t.util_max = r4(t.util_max);
+  t.stall_us = r4(t.stall_us);
+  t.pause_us = r4(t.pause_us);
+  return t;
+}
+
+nlohmann::json tier_json(const TierStats& t) {
+  return {{"tier", t.tier},
+          {"links", t.links},
+          {"util_mean", t.util_mean},
+          {"util_max", t.util_max},
+          {"queue_max_bytes", t.queue_max_bytes},
+          {"ecn_marks", t.ecn_marks},
+          {"fecn_marks", t.fecn_marks},
+          {"stall_us", t.stall_us},
+          {"pause_us", t.pause_us},
+          {"bytes", t.bytes},
+          {"wire_bytes", t.wire_bytes},
+          {"payload_bytes", t.payload_bytes}};
+}
+
+TierStats tier_from_json(const nlohmann::json& j) {
+  TierStats t;
+  t.tier = j.at("tier").get<std::string>();
+  t.links = j.at("links");
+  t.util_mean = j.at("util_mean");
+  t.util_max = j.at("util_max");
+  t.queue_max_bytes = j.at("queue_max_bytes");
+  t.ecn_marks = j.at("ecn_marks");
+  t.fecn_marks = j.at("fecn_marks");
+  t.stall_us = j.at("stall_us");
+  t.pause_us = j.at("pause_us");
+  t.bytes = j.at("bytes");
+  t.wire_bytes = j.at("wire_bytes");
+  t.payload_bytes = j.at("payload_bytes");
+  return t;
+}
+
+// ---- collectives -----------------------------------------------------------------------------------------
+BandwidthStats bw_from_json(const nlohmann::json& j) {
+  return {j.at("p50"), j.at("p99"), j.at("p999"), j.at("mean"), j.at("min"), j.at("max")};
+}
+
+nlohmann::json percentiles_json(const Percentiles& p) {
+  return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"p999", p.p999},
+          {"max", p.max}, {"mean", p.mean}, {"min", p.min}};
+}
+
+CollectiveResult collective_result(const scen::CollectiveSamples& c) {
+  CollectiveResult o;
+  o.job = c.job;
+  o.op = c.op;
+  o.algorithm = c.algorithm;
+  o.protocol = c.protocol;
+  o.channels = c.channels;
+  o.size_bytes = c.size_bytes;
+  o.ranks = c.ranks;
+  o.nodes = c.nodes;
+  o.background = c.looping;
+  o.network_transfers = c.network_transfers;
+  o.nvlink_transfers = c.nvlink_transfers;
+  o.busbw_factor = r4(c.busbw_factor);
+  for (const double s : c.samples_us) o.samples_us.push_back(r4(s));
+  if (!c.samples_us.empty()) {
+    const auto p = percentiles(c.samples_us);
+    o.completion_us = Percentiles{p.n, r4(p.min), r4(p.p50), r4(p.p90), r4(p.p99), r4(p.p999), r4(p.max), r4(p.mean)};
+    // Bandwidth percentiles: the p-th fastest iteration's bandwidth is size / (completion at p).
+    auto bw = [&](double t_us) { return t_us > 0 ? static_cast<double>(c.size_bytes) * 8.0 / (t_us * 1e3) : 0.0; };
+    const double f = c.busbw_factor;
+    o.algbw_gbps = {r4(bw(p.p50)), r4(bw(p.p99)), r4(bw(p.p999)), r4(bw(p.mean)), r4(bw(p.max)), r4(bw(p.min))};
+    o.busbw_gbps = {r4(bw(p.p50) * f),  r4(bw(p.p99) * f), r4(bw(p.p999) * f),
+                    r4(bw(p.mean) * f), r4(bw(p.max) * f), r4(bw(p.min) * f)};
+  }
+  return o;
+}
+
+nlohmann::json collective_json(const CollectiveResult& c) {
+  nlohmann::json j = {{"name", c.job + "/" + c.op + "/" + std::to_string(c.size_bytes)},
+                      {"job", c.job},
+                      {"op", c.op},
+                      {"algorithm", c.algorithm},
+                      {"protocol", c.protocol},
+                      {"channels", c.channels},
+                      {"size_bytes", c.size_bytes},
+                      {"ranks", c.ranks},
+                      {"nodes", c.nodes},
+                      {"background", c.background},
+                      {"iterations", c.samples_us.size()},
+                      {"transfers_per_iteration", {{"network", c.network_transfers}, {"nvlink", c.nvlink_transfers}}},
+                      {"busbw_factor", c.busbw_factor}};
+  if (c.completion_us) {
+    j["completion_us"] = percentiles_json(*c.completion_us);
+    j["algbw_gbps"] = bandwidth_json(c.algbw_gbps);
+    j["busbw_gbps"] = bandwidth_json(c.busbw_gbps);
+  }
+  j["samples_us"] = c.samples_us;
+  return j;
+}
+
+CollectiveResult collective_from_json(const nlohmann::json& j) {
+  CollectiveResult c;
+  c.job = j.at("job").get<std::string>();
+  c.op = j.at("op").get<std::string>();
+  c.algorithm = j.at("algorithm").get<std::string>();
+  c.protocol = j.at("protocol").get<std::string>();
+  c.channels = j.at("channels");
+  c.size_bytes = j.at("size_bytes");
+  c.ranks = j.at("ranks");
+  c.nodes = j.at("nodes");
+  c.background = j.at("background");
+  c.network_transfers = j.at("transfers_per_iteration").at("network");
+  c.nvlink_transfers = j.at("transfers_per_iteration").at("nvlink");
+  c.busbw_factor = j.at("busbw_factor");
+  c.samples_us = j.at("samples_us").get<std::vector<double>>();
+  if (j.contains("completion_us")) {
+    const auto& p = j.at("completion_us");
+    c.completion_us = Percentiles{c.samples_us.size(), p.at("min"), p.at("p50"), p.at("p90"), p.at("p99"),
+                                  p.at("p999"), p.at("max"), p.at("mean")};
+    c.algbw_gbps = bw_from_json(j.at("algbw_gbps"));
+    c.busbw_gbps = bw_from_json(j.at("busbw_gbps"));
+  }
+  return c;
+}
+
+// ---- manifest and fabric ---------------------------------------------------------------------------------
+nlohmann::json manifest_json(const scen::RunManifest& m) {
+  return {{"version", m.version},       {"engine", m.engine}, {"seed", m.seed},
+          {"scenario", m.scenario},     {"source", m.source}, {"config", m.config},
+          {"fabric_source", m.fabric_source}, {"routing", m.routing}, {"packet", m.packet},
+          {"calibration", m.calibration}, {"warnings", m.warnings}};
+}
+
+scen::RunManifest manifest_from_json(const nlohmann::json& j) {
+  scen::RunManifest m;
+  m.version = j.at("version").get<std::string>();
+  m.engine = j.at("engine").get<std::string>();
+  m.seed = j.at("seed");
+  m.scenario = j.at("scenario").get<std::string>();
+  m.source = j.at("source").get<std::string>();
+  m.config = j.at("config");
+  m.fabric_source = j.at("fabric_source").get<std::string>();
+  m.routing = j.at("routing").get<std::string>();
+  m.packet = j.at("packet");
+  m.calibration = j.at("calibration");
+  m.warnings = j.value("warnings", std::vector<std::string>{});
+  return m;
+}
+
+nlohmann::json fabric_json(const scen::FabricFacts& f) {
+  nlohmann::json over = nlohmann::json::array();
+  for (const auto& o : f.oversubscription) over.push_back(o ? nlohmann::json(*o) : nlohmann::json());
+  return {{"hcas", f.hcas},   {"switches", f.switches},     {"links", f.links},
+          {"tiers", f.tiers}, {"oversubscription", over},   {"bisection_gbps", f.bisection_gbps}};
+}
+
+scen::FabricFacts fabric_from_json(const nlohmann::json& j) {
+  scen::FabricFacts f;
+  f.hcas = j.at("hcas");
+  f.switches = j.at("switches");
+  f.links = j.at("links");
+  f.tiers = j.at("tiers");
+  for (const auto& o : j.at("oversubscription"))
+    f.oversubscription.push_back(o.is_null() ? std::nullopt : std::optional<double>(o.get<double>()));
+  f.bisection_gbps = j.at("bisection_gbps");
+  return f;
+}
+
+} // namespace
+
+nlohmann::json bandwidth_json(const BandwidthStats& b) {
+  return {{"p50", b.p50}, {"p99", b.p99}, {"p999", b.p999}, {"mean", b.mean}, {"min", b.min}, {"max", b.max}};
+}
+
+nlohmann::json links_json(const std::vector<TierStats>& tiers) {
+  nlohmann::json by_tier = nlohmann::json::array();
+  for (const auto& t : tiers) by_tier.push_back(tier_json(t));
+  return {{"by_tier", by_tier}};
+}
+
+PointResult point_result(const scen::RunResult& r) {
+  PointResult p;
+  p.manifest = r.manifest;
+  for (const auto& c : r.collectives) p.collectives.push_back(collective_result(c));
+  for (const auto& t : link_stats_by_tier(r.engine.links, r.sim_time)) p.links_by_tier.push_back(rounded(t));
+  p.placement = r.placement;
+  p.background = r.background;
+  p.engine.name = r.engine.engine;
+  p.engine.events = r.engine.events;
+  p.engine.transfers = r.engine.transfers;
+  p.engine.simulated_us = r4(r.sim_time.to_us());
+  p.engine.wall_s = std::round(r.wall_s * 1e3) / 1e3;
+  p.engine.events_per_s = std::round(r.wall_s > 0 ? static_cast<double>(r.engine.events) / r.wall_s : 0.0);
+  p.engine.counters = r.engine.extra;
+  p.warnings = r.warnings;
+  p.fabric = r.fabric;
+  return p;
+}
+
+nlohmann::json to_json(const PointResult& p) {
   nlohmann::json colls = nlohmann::json::array();
-  for (const auto& c : r.collectives) {
-    nlohmann::json j = {{"name", c.job + "/" + c.op + "/" + std::to_string(c.size_bytes)},
-                        {"job", c.job},
-                        {"op", c.op},
-                        {"algorithm", c.algorithm},
-                        {"protocol", c.protocol},
-                        {"channels", c.channels},
-                        {"size_bytes", c.size_bytes},
-                        {"ranks", c.ranks},
-                        {"nodes", c.nodes},
-                        {"background", c.looping},
-                        {"iterations", c.samples_us.size()},
-                        {"transfers_per_iteration", {{"network", c.network_transfers}, {"nvlink", c.nvlink_transfers}}},
-                        {"busbw_factor", r4(c.busbw_factor)}};
-    if (!c.samples_us.empty()) {
-      const auto p = percentiles(c.samples_us);
-      j["completion_us"] = to_json(p);
-      // Bandwidth percentiles: the p-th fastest iteration's bandwidth is size / (completion at p).
-      auto bw = [&](double t_us) { return t_us > 0 ? static_cast<double>(c.size_bytes) * 8.0 / (t_us * 1e3) : 0.0; };
-      j["algbw_gbps"] = {{"p50", r4(bw(p.p50))}, {"p99", r4(bw(p.p99))}, {"p999", r4(bw(p.p999))},
-                         {"mean", r4(bw(p.mean))}, {"min", r4(bw(p.max))}, {"max", r4(bw(p.min))}};
-      j["busbw_gbps"] = {{"p50", r4(bw(p.p50) * c.busbw_factor)},   {"p99", r4(bw(p.p99) * c.busbw_factor)},
-                         {"p999", r4(bw(p.p999) * c.busbw_factor)}, {"mean", r4(bw(p.mean) * c.busbw_factor)},
-                         {"min", r4(bw(p.max) * c.busbw_factor)},   {"max", r4(bw(p.min) * c.busbw_factor)}};
-    }
-    nlohmann::json samples = nlohmann::json::array();
-    for (const double s : c.samples_us) samples.push_back(r4(s));
-    j["samples_us"] = samples;
-    colls.push_back(j);
-  }
-  nlohmann::json tiers = nlohmann::json::array();
-  for (const auto& t : link_stats_by_tier(r.engine.links, r.sim_time)) {
-    tiers.push_back({{"tier", t.tier},
-                     {"links", t.links},
-                     {"util_mean", r4(t.util_mean)},
-                     {"util_max", r4(t.util_max)},
-                     {"queue_max_bytes", t.queue_max_bytes},
-                     {"ecn_marks", t.ecn_marks},
-                     {"fecn_marks", t.fecn_marks},
-                     {"stall_us", r4(t.stall_us)},
-                     {"pause_us", r4(t.pause_us)},
-                     {"bytes", t.bytes},
-                     {"wire_bytes", t.wire_bytes},
-                     {"payload_bytes", t.payload_bytes}});
-  }
-  const double eps = r.wall_s > 0 ? static_cast<double>(r.engine.events) / r.wall_s : 0.0;
-  return {{"manifest", r.manifest},
+  for (const auto& c : p.collectives) colls.push_back(collective_json(c));
+  return {{"manifest", manifest_json(p.manifest)},
           {"collectives", colls},
-          {"links", {{"by_tier", tiers}}},
-          {"placement", r.placement},
-          {"background", r.background},
-          {"engine", {{"name", r.engine.engine},
-                      {"events", r.engine.events},
-                      {"transfers", r.engine.transfers},
-                      {"simulated_us", r4(r.sim_time.to_us())},
-                      {"wall_s", std::round(r.wall_s * 1e3) / 1e3},
-                      {"events_per_s", std::round(eps)},
-                      {"counters", r.engine.extra}}},
-          {"warnings", r.warnings}};
+          {"links", links_json(p.links_by_tier)},
+          {"placement", p.placement},
+          {"background", p.background},
+          {"engine",
+           {{"name", p.engine.name},
+            {"events", p.engine.events},
+            {"transfers", p.engine.transfers},
+            {"simulated_us", p.engine.simulated_us},
+            {"wall_s", p.engine.wall_s},
+            {"events_per_s", p.engine.events_per_s},
+            {"counters", p.engine.counters}}},
+          {"warnings", p.warnings},
+          {"fabric", fabric_json(p.fabric)}};
+}
+
+PointResult point_result_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    PointResult p;
+    p.manifest = manifest_from_json(j.at("manifest"));
+    for (const auto& c : j.at("collectives")) p.collectives.push_back(collective_from_json(c));
+    for (const auto& t : j.at("links").at("by_tier")) p.links_by_tier.push_back(tier_from_json(t));
+    p.placement = j.at("placement");
+    p.background = j.at("background");
+    const auto& e = j.at("engine");
+    p.engine.name = e.at("name").get<std::string>();
+    p.engine.events = e.at("events");
+    p.engine.transfers = e.at("transfers");
+    p.engine.simulated_us = e.at("simulated_us");
+    p.engine.wall_s = e.at("wall_s");
+    p.engine.events_per_s = e.at("events_per_s");
+    p.engine.counters = e.at("counters");
+    p.warnings = j.at("warnings").get<std::vector<std::string>>();
+    p.fabric = fabric_from_json(j.at("fabric"));
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + ": not a results.json of this version: " + e.what());
+  }
+}
+
+nlohmann::json results_json(const scen::RunResult& r) {
+  return to_json(point_result(r));
 }
 
 std::string results_csv(const scen::RunResult& r) {

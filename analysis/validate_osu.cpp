@@ -208,7 +208,7 @@ std::vector<Predicted> simulate_allreduce(const std::vector<std::uint64_t>& size
     for (const auto& c : r.collectives) out.push_back({c.size_bytes, c.samples_us});
     return out.dump();
   };
-  const auto res = json::parse(s.engine == "flow" ? run_in_child_process(run) : run());
+  const auto res = json::parse(s.engine == scen::EngineKind::Flow ? run_in_child_process(run) : run());
   std::vector<Predicted> out(sizes.size());
   for (std::size_t i = 0; i < sizes.size() && i < res.size(); ++i) {
     const auto samples = res.at(i).at(1).get<std::vector<double>>();

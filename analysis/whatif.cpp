@@ -7,7 +7,6 @@
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 #include "sim/version.hpp"
-#include "topology/describe.hpp"
 #include "topology/port_split.hpp"
 
 #include <algorithm>
@@ -24,10 +23,16 @@ namespace ibn::analysis {
 
 namespace {
 
-std::string routing_label(const std::string& mode) {
-  if (mode == "off") return "static";
-  if (mode == "per-packet") return "adaptive";
-  return "adaptive-" + mode;
+std::string routing_label(pkt::ArMode mode) {
+  switch (mode) {
+  case pkt::ArMode::Off:
+    return "static";
+  case pkt::ArMode::PerPacket:
+    return "adaptive";
+  case pkt::ArMode::Bounded:
+    break;
+  }
+  return "adaptive-" + pkt::to_string(mode);
 }
 
 std::string ratio_id(const std::string& r) {
@@ -85,25 +90,43 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
       ratios.emplace_back(r.to_string(), "fabric.params=" + params.dump());
     }
   }
-  const auto ccs = opt.ccs.empty() ? std::vector<std::string>{base.cc} : opt.ccs;
+  const auto ccs = opt.ccs.empty() ? std::vector<pkt::CcMode>{base.cc} : opt.ccs;
   for (const auto& [text, ov] : ratios) {
-    for (const auto& mode : opt.routings) {
-      for (const auto& cc : ccs) {
+    for (const auto mode : opt.routings) {
+      for (const auto cc : ccs) {
+        const auto cc_name = pkt::to_string(cc);
+        const bool with_cc = cc != pkt::CcMode::None;
         WhatifPoint p;
         p.oversubscription = text;
         // The CC setting is part of the routing label, so tables and plots keep the points apart.
-        p.routing = routing_label(mode) + (cc != "none" ? "+" + cc : "");
+        p.routing = routing_label(mode) + (with_cc ? "+" + cc_name : "");
         p.cc = cc;
-        p.id = ratio_id(text) + "-" + routing_label(mode) + (cc != "none" ? "-" + cc : "");
+        p.id = ratio_id(text) + "-" + routing_label(mode) + (with_cc ? "-" + cc_name : "");
         if (!ov.empty()) p.overrides.push_back(ov);
-        p.overrides.push_back("routing.adaptive=" + mode);
-        p.overrides.push_back("cc.algorithm=" + cc);
-        if (!opt.engine.empty()) p.overrides.push_back("engine=" + opt.engine);
+        p.overrides.push_back("routing.adaptive=" + pkt::to_string(mode));
+        p.overrides.push_back("cc.algorithm=" + cc_name);
+        if (opt.engine) p.overrides.push_back("engine=" + scen::to_string(*opt.engine));
         out.push_back(std::move(p));
       }
     }
   }
   return out;
+}
+
+std::vector<WhatifRow> whatif_rows(const std::vector<WhatifPoint>& points, const std::vector<PointResult>& results) {
+  std::vector<WhatifRow> rows;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    const auto& r = results.at(i);
+    // The oversubscription the fabric really has, from its graph (differs from the request on partial leaves).
+    const double measured = r.fabric.leaf_oversubscription();
+    for (const auto& c : r.collectives) {
+      if (!c.measured()) continue;
+      rows.push_back({&p, p.oversubscription == "file" ? measured : leaf_ratio(p.oversubscription),
+                      std::round(measured * 1e4) / 1e4, &c, &r});
+    }
+  }
+  return rows;
 }
 
 nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) {
@@ -115,55 +138,46 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
   po.out_dir = opt.out_dir;
   po.progress = opt.progress;
   po.external = opt.external;
-  const auto results = run_points(base, study, po);
-  // The oversubscription the fabric really has, from its graph (differs from the request on partial leaves).
-  std::vector<double> measured_ratio(points.size(), 0.0);
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto s = scen::make_scenario(base.effective, base.file, base.base_dir, points[i].overrides);
-    const auto w = scen::build_world(s);
-    const auto summary = topo::describe(w.fabric);
-    if (!summary.per_tier.empty()) measured_ratio[i] = summary.per_tier[0].oversubscription.value_or(0.0);
-  }
+  std::vector<PointResult> results;
+  for (auto& r : run_points(base, study, po)) results.push_back(std::move(r.value())); // one rank: every point
 
   nlohmann::json rows = nlohmann::json::array();
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto& p = points[i];
-    const auto& r = results[i];
-    for (const auto& c : r.at("collectives")) {
-      if (c.value("background", false) || !c.contains("completion_us")) continue;
-      rows.push_back({{"point", p.id},
-                      {"oversubscription", p.oversubscription},
-                      {"ratio", p.oversubscription == "file" ? measured_ratio[i] : leaf_ratio(p.oversubscription)},
-                      {"ratio_measured", std::round(measured_ratio[i] * 1e4) / 1e4},
-                      {"routing", p.routing},
-                      {"cc", r.at("manifest").at("config").at("cc").at("algorithm")},
-                      {"job", c.at("job")},
-                      {"op", c.at("op")},
-                      {"algorithm", c.at("algorithm")},
-                      {"size_bytes", c.at("size_bytes")},
-                      {"ranks", c.at("ranks")},
-                      {"iterations", c.at("iterations")},
-                      {"completion_us", c.at("completion_us")},
-                      {"algbw_gbps", c.at("algbw_gbps")},
-                      {"busbw_gbps", c.at("busbw_gbps")},
-                      {"samples_us", c.at("samples_us")},
-                      {"links", r.at("links")},
-                      {"results", "points/" + p.id + "/results.json"}});
-    }
+  for (const auto& row : whatif_rows(points, results)) {
+    const auto& p = *row.point;
+    const auto& c = *row.collective;
+    rows.push_back({{"point", p.id},
+                    {"oversubscription", p.oversubscription},
+                    {"ratio", row.ratio},
+                    {"ratio_measured", row.ratio_measured},
+                    {"routing", p.routing},
+                    {"cc", pkt::to_string(p.cc)},
+                    {"job", c.job},
+                    {"op", c.op},
+                    {"algorithm", c.algorithm},
+                    {"size_bytes", c.size_bytes},
+                    {"ranks", c.ranks},
+                    {"iterations", c.iterations()},
+                    {"completion_us", to_json(*c.completion_us)},
+                    {"algbw_gbps", bandwidth_json(c.algbw_gbps)},
+                    {"busbw_gbps", bandwidth_json(c.busbw_gbps)},
+                    {"samples_us", c.samples_us},
+                    {"links", links_json(row.result->links_by_tier)},
+                    {"results", "points/" + p.id + "/results.json"}});
   }
   nlohmann::json point_list = nlohmann::json::array();
   for (const auto& p : points) point_list.push_back({{"id", p.id}, {"overrides", p.overrides}});
-  std::vector<std::string> ratio_texts;
+  std::vector<std::string> ratio_texts, routing_texts, cc_texts;
   for (const auto& r : opt.ratios) ratio_texts.push_back(r.to_string());
+  for (const auto m : opt.routings) routing_texts.push_back(pkt::to_string(m));
+  for (const auto c : opt.ccs.empty() ? std::vector<pkt::CcMode>{base.cc} : opt.ccs) cc_texts.push_back(pkt::to_string(c));
   nlohmann::json doc = {{"manifest",
                          {{"version", kVersion},
-                          {"engine", results.empty() ? "" : results[0].at("manifest").at("engine")},
+                          {"engine", results.empty() ? "" : results[0].manifest.engine},
                           {"seed", base.seed},
                           {"scenario", base.name},
                           {"source", base.file},
                           {"config", base.effective},
-                          {"dimensions", {{"oversubscription", ratio_texts}, {"routing", opt.routings},
-                                          {"cc", opt.ccs.empty() ? std::vector<std::string>{base.cc} : opt.ccs}}},
+                          {"dimensions", {{"oversubscription", ratio_texts}, {"routing", routing_texts}, {"cc", cc_texts}}},
                           {"points", point_list}}},
                         {"rows", rows}};
   write_file_atomic(opt.out_dir + "/whatif.json", doc.dump(2) + "\n");

@@ -12,12 +12,14 @@
 // the fewest switches with every leaf full for the scenario's hosts, topology/port_split.hpp — else the largest
 // multiple of down+up not above the radix — and reports the choice through `progress`); it needs a generated
 // fabric.
+#include "analysis/results.hpp"
 #include "scenarios/scenario.hpp"
 #include "topology/generators.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +27,9 @@ namespace ibn::analysis {
 
 struct WhatifOptions {
   std::vector<topo::Ratio> ratios;                 ///< empty: the scenario's own fabric only
-  std::vector<std::string> routings{"off", "per-packet"};
-  std::vector<std::string> ccs;                    ///< congestion control per point; empty: the scenario's
-  std::string engine;                              ///< "" = the scenario's
+  std::vector<pkt::ArMode> routings{pkt::ArMode::Off, pkt::ArMode::PerPacket};
+  std::vector<pkt::CcMode> ccs;                    ///< congestion control per point; empty: the scenario's
+  std::optional<scen::EngineKind> engine;          ///< empty: the scenario's
   unsigned threads = 1;
   std::string out_dir = "whatif-out";
   std::function<void(const std::string&)> progress;
@@ -39,12 +41,24 @@ struct WhatifPoint {
   std::string id;              ///< e.g. "2to1-adaptive"
   std::string oversubscription;///< "2:1" (or "file" for a fabric file)
   std::string routing;         ///< "static" or "adaptive" (and the AR mode)
-  std::string cc;              ///< congestion control of the point
+  pkt::CcMode cc = pkt::CcMode::None; ///< congestion control of the point
   std::vector<std::string> overrides;
+};
+
+/// One row of whatif.json: a point's measured (non-background) collective.
+struct WhatifRow {
+  const WhatifPoint* point = nullptr;
+  double ratio = 0;          ///< the requested leaf ratio (a fabric file: the measured one)
+  double ratio_measured = 0; ///< from the fabric's graph, rounded to 1e-4
+  const CollectiveResult* collective = nullptr;
+  const PointResult* result = nullptr;
 };
 
 /// The points of a study, in table order (ratio major, routing minor).
 std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifOptions& opt);
+
+/// The rows of a study from its points' results (in memory; the fabric's ratio comes with each result).
+std::vector<WhatifRow> whatif_rows(const std::vector<WhatifPoint>& points, const std::vector<PointResult>& results);
 
 /// Runs (or resumes) every point and returns the whatif.json document; also writes it and each point's
 /// results.json under opt.out_dir.

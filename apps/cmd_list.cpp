@@ -37,8 +37,11 @@ void add_list_command(CLI::App& app) {
     print(topo::builtin_generators());
     print(routing::builtin_routing());
     std::cout << "adaptive routing policies:\n";
-    for (auto m : {pkt::ArMode::Off, pkt::ArMode::PerPacket, pkt::ArMode::Bounded})
-      std::cout << "  " << pkt::to_string(m) << "\n";
+    for (const auto& m : choice_names(pkt::kArModes)) std::cout << "  " << m << "\n";
+    std::cout << "congestion control:\n";
+    for (const auto& c : choice_names(pkt::kCcModes)) std::cout << "  " << c << "\n";
+    std::cout << "engines:\n";
+    for (const auto& e : choice_names(scen::kEngines)) std::cout << "  " << e << "\n";
     print(scen::builtin_collectives());
     print(scen::builtin_placement_policies());
   });

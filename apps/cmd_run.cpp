@@ -32,7 +32,7 @@ void add_run_command(CLI::App& app) {
                                         "Example: ibnetsim run scenarios/examples/two-jobs.json -o out");
   cmd->add_option("SCENARIO", o->scenario, "scenario JSON (keys: docs/scenarios.md)")->required();
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's engine key)")
-      ->check(CLI::IsMember({"packet", "flow"}));
+      ->check(CLI::IsMember(choice_names(scen::kEngines)));
   cmd->add_option("--seed", o->seed, "seed (overrides the scenario's)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--set", o->sets, "override a key: --set jobs[0].nodes=8 (repeatable)");
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
@@ -50,7 +50,7 @@ void add_run_command(CLI::App& app) {
     if (!o->trace.empty()) ro.trace_limit = o->trace_limit;
     const auto r = scen::run_scenario(s, ro);
     for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
-    write_file_atomic(o->out + "/results.json", analysis::results_json(r).dump(2) + "\n");
+    write_file_atomic(o->out + "/results.json", analysis::to_json(analysis::point_result(r)).dump(2) + "\n");
     write_file_atomic(o->out + "/results.csv", analysis::results_csv(r));
     std::cout << analysis::results_table(r);
     if (!o->trace.empty()) {

@@ -107,7 +107,7 @@ void add_sweep_command(CLI::App& app) {
     po.rank = rank;
     po.ranks = ranks;
     po.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(ranks));
-    if (base.engine == "flow") po.threads = 1;
+    if (base.engine == scen::EngineKind::Flow) po.threads = 1;
     if (!o->quiet)
       po.progress = [rank](const std::string& line) { std::cerr << "  [rank " << rank << "] " << line << "\n"; };
     std::cerr << "ibnetsim sweep: " << points.size() << " points, rank " << rank << " of " << ranks << "\n";
@@ -151,28 +151,26 @@ void add_sweep_command(CLI::App& app) {
     for (const auto& d : dims) csv << "," << d.first;
     csv << ",seed,job,op,size_bytes,ranks,iterations,p50_us,p99_us,p999_us,max_us,mean_us,busbw_p50_gbps\n";
     for (std::size_t i = 0; i < points.size(); ++i) {
-      for (const auto& c : results[i].at("collectives")) {
-        if (c.value("background", false) || !c.contains("completion_us")) continue;
+      const auto& r = results[i];
+      for (const auto& c : r.collectives) {
+        if (!c.measured()) continue;
         nlohmann::json row = {{"point", points[i].id}, {"overrides", points[i].overrides},
-                              {"seed", results[i].at("manifest").at("seed")}, {"job", c.at("job")},
-                              {"op", c.at("op")}, {"size_bytes", c.at("size_bytes")}, {"ranks", c.at("ranks")},
-                              {"iterations", c.at("iterations")}, {"completion_us", c.at("completion_us")},
-                              {"busbw_gbps", c.at("busbw_gbps")}};
+                              {"seed", r.manifest.seed}, {"job", c.job},
+                              {"op", c.op}, {"size_bytes", c.size_bytes}, {"ranks", c.ranks},
+                              {"iterations", c.iterations()}, {"completion_us", analysis::to_json(*c.completion_us)},
+                              {"busbw_gbps", analysis::bandwidth_json(c.busbw_gbps)}};
         rows.push_back(row);
-        const auto& p = c.at("completion_us");
+        const auto& p = *c.completion_us;
         csv << points[i].id;
         for (std::size_t k = 0; k < dims.size(); ++k) {
           const auto& ov = points[i].overrides[k];
           csv << ",\"" << ov.substr(ov.find('=') + 1) << "\"";
         }
         char line[512];
-        std::snprintf(line, sizeof line, ",%llu,%s,%s,%llu,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
-                      static_cast<unsigned long long>(results[i].at("manifest").at("seed").get<std::uint64_t>()),
-                      c.at("job").get<std::string>().c_str(), c.at("op").get<std::string>().c_str(),
-                      static_cast<unsigned long long>(c.at("size_bytes").get<std::uint64_t>()), c.at("ranks").get<int>(),
-                      c.at("iterations").get<int>(), p.at("p50").get<double>(), p.at("p99").get<double>(),
-                      p.at("p999").get<double>(), p.at("max").get<double>(), p.at("mean").get<double>(),
-                      c.at("busbw_gbps").at("p50").get<double>());
+        std::snprintf(line, sizeof line, ",%llu,%s,%s,%llu,%u,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+                      static_cast<unsigned long long>(r.manifest.seed), c.job.c_str(), c.op.c_str(),
+                      static_cast<unsigned long long>(c.size_bytes), c.ranks, c.iterations(), p.p50, p.p99, p.p999,
+                      p.max, p.mean, c.busbw_gbps.p50);
         csv << line;
       }
     }

@@ -59,7 +59,7 @@ void add_whatif_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cc", o->cc, "congestion-control settings to compare: none, dcqcn, ibcc (default: the scenario's)");
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's)")
-      ->check(CLI::IsMember({"packet", "flow"}));
+      ->check(CLI::IsMember(choice_names(scen::kEngines)));
   cmd->add_option("--set", o->sets, "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
   cmd->add_option("-j,--jobs", o->jobs, "points run in parallel (default: the number of cores)");
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
@@ -71,18 +71,13 @@ void add_whatif_command(CLI::App& app) {
                                        : scen::load_scenario(o->scenario, o->sets);
     analysis::WhatifOptions wo;
     wo.ratios = o->ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(o->ratios, "--oversubscription");
-    wo.routings = split(o->routing);
+    wo.routings.clear();
+    for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
     if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");
-    for (const auto& m : wo.routings)
-      if (m != "off" && m != "per-packet" && m != "bounded")
-        throw InputError("--routing: unknown mode '" + m + "' (expected off, per-packet or bounded)");
-    wo.ccs = split(o->cc);
-    for (const auto& c : wo.ccs)
-      if (c != "none" && c != "dcqcn" && c != "ibcc")
-        throw InputError("--cc: unknown congestion control '" + c + "' (expected none, dcqcn or ibcc)");
-    wo.engine = o->engine;
+    for (const auto& c : split(o->cc)) wo.ccs.push_back(pkt::parse_cc_mode(c, "--cc"));
+    if (!o->engine.empty()) wo.engine = scen::parse_engine(o->engine, "--engine");
     wo.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
-    if ((o->engine.empty() ? s.engine : o->engine) == "flow") wo.threads = 1; // SimGrid: one engine per process
+    if (wo.engine.value_or(s.engine) == scen::EngineKind::Flow) wo.threads = 1; // SimGrid: one engine per process
     wo.out_dir = o->out;
     if (!o->quiet) wo.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
     const auto points = analysis::whatif_points(s, wo);

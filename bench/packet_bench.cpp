@@ -186,7 +186,7 @@ Result run_once(const Options& o, const std::string& pattern, const topo::Fabric
   reset_peak_rss();
   const double c0 = thread_cpu_seconds();
   const auto w0 = std::chrono::steady_clock::now();
-  const RunResult rr = sim.run();
+  const RunStats rr = sim.run();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   r.cpu_s = thread_cpu_seconds() - c0;
   r.rss_peak = proc_status_bytes("VmHWM");

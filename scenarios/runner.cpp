@@ -47,15 +47,23 @@ class Jitter {
   Time draw() {
     const double s = j_.scale_us;
     double x = 0;
-    if (j_.distribution == "none" || s == 0) return Time::zero();
-    if (j_.distribution == "normal")
+    if (j_.distribution == JitterDist::None || s == 0) return Time::zero();
+    switch (j_.distribution) {
+    case JitterDist::None:
+      break;
+    case JitterDist::Normal:
       x = std::max(0.0, s * gauss());
-    else if (j_.distribution == "lognormal")
+      break;
+    case JitterDist::Lognormal:
       x = s * std::exp(j_.lognormal_sigma * gauss());
-    else if (j_.distribution == "exponential")
+      break;
+    case JitterDist::Exponential:
       x = rng_.exponential(s);
-    else if (j_.distribution == "uniform")
+      break;
+    case JitterDist::Uniform:
       x = s * rng_.uniform01();
+      break;
+    }
     return Time::from_us(x);
   }
 
@@ -73,18 +81,26 @@ struct JobRun {
   const JobSpec* spec = nullptr;
   std::size_t index = 0;
   JobLayout layout;
-  std::vector<std::unique_ptr<TransferDag>> dags;  // per size
-  std::vector<std::unique_ptr<DagExecutor>> execs; // per size
-  std::vector<std::size_t> result_index;           // per size -> RunResult::collectives
+  double nic_gbps = 0; ///< the job's NIC rate (input of the tuning model)
+  /// Per distinct collective (op, size, requested algorithm): its DAG, executor and result entry.
+  struct Collective {
+    CollOp op;
+    std::uint64_t size_bytes = 0;
+    std::string requested_algorithm; ///< may be "auto"
+    std::unique_ptr<TransferDag> dag;
+    std::unique_ptr<DagExecutor> exec;
+    std::size_t result = 0; ///< index into RunResult::collectives
+  };
+  std::vector<Collective> colls;
   std::unique_ptr<Rng> rng;
   std::unique_ptr<Jitter> jitter;
   // What the job runs, in order: entries (one per size; or one per call of a replayed trace), each repeated
   // `reps` times, the whole list `passes` times. Sizes: reps = warmup + iterations, passes = 1; trace:
   // reps = 1, passes = warmup + iterations.
   struct Entry {
-    std::size_t dag = 0;
-    Time gap;                // compute time before the call (dependent calls)
-    std::optional<Time> at;  // timed call: offset from the start of the pass
+    std::size_t coll = 0;
+    Time gap;               // compute time before the call (dependent calls)
+    std::optional<Time> at; // timed call: offset from the start of the pass
   };
   std::vector<Entry> entries;
   bool trace = false;
@@ -106,7 +122,398 @@ struct JobRun {
   bool finished = false;
 };
 
+/// One run of a scenario on a built world: a job driver. The constructor builds everything (engine,
+/// placement, collectives, background traffic); run() starts every job at t = 0 and drives iterations
+/// (start_iteration -> the collective's executor -> on_done -> start_iteration ...) until every finite
+/// job is done, then stops looping jobs and background traffic at their next boundary.
+class ScenarioRunner {
+ public:
+  ScenarioRunner(const Scenario& s, const World& w, const RunOptions& opt)
+      : s_(s), w_(w), opt_(opt), engine_kind_(opt.engine.value_or(s.engine)),
+        wall0_(std::chrono::steady_clock::now()), noise_rng_(Rng::for_stream(s.seed, "noise")) {
+    make_engine();
+    place();
+    build_jobs();
+    build_background();
+  }
+  ScenarioRunner(const ScenarioRunner&) = delete;
+  ScenarioRunner& operator=(const ScenarioRunner&) = delete;
+
+  RunResult run();
+
+ private:
+  void make_engine();
+  void place();
+  void build_jobs();
+  void build_job(std::size_t i);
+  void add_replayed_calls(JobRun& jr, Time gap);
+  /// The job's collective for (op, size, algorithm), built on first use.
+  std::size_t collective_for(JobRun& jr, CollOp op, std::uint64_t size, const std::string& algorithm,
+                             const std::string& where);
+  void build_background();
+  void start_iteration(JobRun& jr);
+  void on_done(JobRun& jr, Time end);
+  void finish_job(JobRun& jr);
+  void report_progress();
+  void record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t, Time posted,
+                       Time delivered);
+  RunManifest manifest() const;
+
+  const Scenario& s_;
+  const World& w_;
+  const RunOptions& opt_;
+  const EngineKind engine_kind_;
+  std::vector<std::string> ignored_; // what the scenario asks for that the engine ignores (manifest.warnings)
+  const std::chrono::steady_clock::time_point wall0_;
+  RunResult out_;
+  std::unique_ptr<eng::Engine> engine_;
+  std::vector<JobPlacement> placed_; // jobs, then background patterns
+  std::vector<JobRun> jobs_;
+  std::vector<std::unique_ptr<BackgroundDriver>> drivers_;
+  Rng noise_rng_;
+  ExecOptions exec_opts_;
+  bool stopping_ = false; // every finite job is done: looping work stops
+  bool time_up_ = false;  // run.max_sim_time_ms reached: no job starts another iteration
+  std::size_t finite_left_ = 0;
+  Time last_end_ = Time::zero(); // the last collective's completion: the run's duration for link utilization
+  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
+  std::uint64_t total_iters_ = 0, done_iters_ = 0;
+};
+
+void ScenarioRunner::make_engine() {
+  // The engine from the registry (models/engines.hpp); what the scenario asks for and the engine ignores is
+  // one warning, printed by the commands and kept in the manifest.
+  const std::string name = to_string(engine_kind_);
+  const auto engines = eng::builtin_engines();
+  const auto& kind = engines.get(name);
+  engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, s_.seed});
+  ignored_ = eng::ignored_features(name, kind.factory.capabilities, w_.packet);
+  out_.warnings.insert(out_.warnings.end(), ignored_.begin(), ignored_.end());
+}
+
+void ScenarioRunner::place() {
+  Rng place_rng = Rng::for_stream(s_.seed, "placement");
+  // Jobs may use different NICs per node; the pool groups HCAs by the largest NIC count asked for.
+  std::uint32_t nics = 1;
+  for (const auto& j : s_.jobs) nics = std::max(nics, j.nics_per_node);
+  for (const auto& b : s_.background) nics = std::max(nics, b.nics_per_node);
+  auto pool = NodePool::from_fabric(w_.fabric, nics);
+  std::vector<JobPlacementRequest> reqs;
+  for (const auto& j : s_.jobs) {
+    JobPlacementRequest q;
+    q.job = j.name;
+    q.nodes = j.nodes;
+    q.policy = j.placement;
+    q.explicit_nodes = j.hosts;
+    q.nics_per_node = j.nics_per_node;
+    reqs.push_back(q);
+  }
+  // Background traffic takes nodes left free by the jobs (nodes = 0: all of them).
+  std::size_t used = 0;
+  for (const auto& j : s_.jobs) used += j.nodes;
+  for (std::size_t b = 0; b < s_.background.size(); ++b) {
+    const auto& bg = s_.background[b];
+    JobPlacementRequest q;
+    q.job = "background" + std::to_string(b);
+    q.nodes = bg.nodes ? bg.nodes : static_cast<std::uint32_t>(pool.size() > used ? pool.size() - used : 0);
+    if (q.nodes < 2 && bg.pattern != BackgroundPattern::Incast)
+      throw InputError(s_.file + ": key 'background[" + std::to_string(b) + "].nodes': " + std::to_string(q.nodes) +
+                       " node(s) left free by the jobs; background traffic needs at least 2");
+    q.policy = bg.placement;
+    q.nics_per_node = bg.nics_per_node;
+    used += q.nodes;
+    reqs.push_back(q);
+  }
+  placed_ = place_jobs(pool, reqs, place_rng);
+  for (std::size_t i = 0; i < placed_.size(); ++i) {
+    out_.placement.push_back({{"job", i < s_.jobs.size() ? s_.jobs[i].name : reqs[i].job},
+                              {"nodes", placed_[i].slots},
+                              {"hcas", placed_[i].all_hcas()},
+                              {"leaves_spanned", leaves_spanned(pool, placed_[i])}});
+  }
+}
+
+void ScenarioRunner::build_jobs() {
+  exec_opts_.nvlink_gbps = s_.nvlink_gbps;
+  exec_opts_.nvlink_latency = Time::from_us(s_.nvlink_latency_us);
+  // Calibrated per-operation costs: the host latency the engine does not model plus a noise draw.
+  if (w_.profile) {
+    const calib::Profile* prof = &*w_.profile;
+    Rng* noise = &noise_rng_;
+    exec_opts_.noise = [prof, noise](std::uint64_t bytes) {
+      return prof->host_latency(bytes) + prof->noise.draw(*noise, bytes);
+    };
+  }
+  jobs_.resize(s_.jobs.size()); // never resized again: executors' callbacks hold JobRun pointers
+  for (std::size_t i = 0; i < s_.jobs.size(); ++i) build_job(i);
+  for (const auto& j : jobs_)
+    if (!j.spec->workload.loop) {
+      ++finite_left_;
+      total_iters_ += j.entries.size() * j.reps * j.passes;
+    }
+}
+
+void ScenarioRunner::build_job(std::size_t i) {
+  auto& jr = jobs_[i];
+  const auto& js = s_.jobs[i];
+  jr.spec = &js;
+  jr.index = i;
+  jr.layout.nodes = placed_[i].nodes;
+  jr.layout.gpus_per_node = js.gpus_per_node;
+  jr.layout.sl = static_cast<std::uint8_t>(js.sl);
+  jr.rng = std::make_unique<Rng>(Rng::for_stream(s_.seed, "jitter/" + std::to_string(i)));
+  jr.jitter = std::make_unique<Jitter>(js.workload.jitter, *jr.rng);
+  if (!jr.layout.nodes.empty() && !jr.layout.nodes[0].empty()) {
+    const auto node = w_.tables->hca_nodes()[jr.layout.nodes[0][0]];
+    for (const auto l : w_.fabric.links_of(node))
+      jr.nic_gbps = std::max(jr.nic_gbps, w_.fabric.link(l).speed.rate_gbps());
+  }
+  const auto key = s_.file + ": key 'jobs[" + std::to_string(i) + "].workload";
+  const Time gap = Time::from_us(js.workload.compute_gap_us);
+  if (js.workload.trace.empty()) {
+    for (const auto size : js.workload.sizes_bytes)
+      jr.entries.push_back(
+          {collective_for(jr, js.workload.op, size, js.workload.algorithm, key + ".op'"), gap, std::nullopt});
+    jr.reps = js.workload.warmup + js.workload.iterations;
+  } else {
+    add_replayed_calls(jr, gap);
+  }
+}
+
+void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
+  const auto& js = *jr.spec;
+  // Replay: the calls of the trace's job named like this job, or of its only job/communicator.
+  const auto path = resolve(s_, js.workload.trace);
+  const auto trace = read_replay_file(path);
+  for (const auto& wmsg : trace.warnings) out_.warnings.push_back(wmsg);
+  const auto names = trace.jobs();
+  std::string pick;
+  for (const auto& n : names)
+    if (n == js.name) pick = n;
+  if (pick.empty() && names.size() == 1) pick = names[0];
+  if (pick.empty())
+    throw InputError(path + ": no job named '" + js.name + "' among the trace's " + std::to_string(names.size()) +
+                     " jobs/communicators; name the scenario job like one of them");
+  for (const auto& c : trace.calls) {
+    if (c.job != pick) continue;
+    if (c.op == "send" || c.op == "recv") {
+      out_.warnings.push_back(c.where + ": point-to-point " + c.op + " not replayed (only collectives)");
+      continue;
+    }
+    if (c.nranks && c.nranks != js.nodes * js.gpus_per_node)
+      out_.warnings.push_back(c.where + ": the call had " + std::to_string(c.nranks) + " ranks; replayed on the job's " +
+                              std::to_string(js.nodes * js.gpus_per_node));
+    const auto algo = c.algorithm.empty() ? js.workload.algorithm : c.algorithm;
+    jr.entries.push_back({collective_for(jr, parse_coll_op(c.op, c.where), c.size_bytes, algo, c.where), c.gap + gap, c.at});
+  }
+  if (jr.entries.empty()) throw InputError(path + ": no collective call to replay for job '" + js.name + "'");
+  jr.trace = true;
+  jr.passes = js.workload.warmup + js.workload.iterations;
+}
+
+std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t size, const std::string& algorithm,
+                                           const std::string& where) {
+  // One DAG (and one result entry) per distinct (op, size, algorithm).
+  for (std::size_t d = 0; d < jr.colls.size(); ++d)
+    if (jr.colls[d].size_bytes == size && jr.colls[d].op == op && jr.colls[d].requested_algorithm == algorithm)
+      return d;
+  const auto& js = *jr.spec;
+  CollectiveSpec cs;
+  cs.op = op;
+  cs.size_bytes = size;
+  cs.ranks = js.nodes * js.gpus_per_node;
+  cs.gpus_per_node = js.gpus_per_node;
+  cs.nics_per_node = js.nics_per_node;
+  cs.algorithm = algorithm;
+  cs.protocol = js.workload.protocol;
+  cs.channels = js.workload.channels;
+  if (jr.nic_gbps > 0) cs.nic_gbps = jr.nic_gbps;
+  cs.nvlink_gbps = s_.nvlink_gbps;
+  JobRun::Collective c{op, size, algorithm, nullptr, nullptr, out_.collectives.size()};
+  try {
+    c.dag = std::make_unique<TransferDag>(build_collective(cs));
+  } catch (const InputError& e) {
+    throw InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " + e.what());
+  }
+  ExecOptions eo = exec_opts_;
+  if (opt_.trace_limit > 0) {
+    const TransferDag* dag = c.dag.get();
+    const JobRun* jrp = &jr;
+    const std::size_t coll = c.result;
+    eo.on_transfer = [this, jrp, coll, dag](TransferId t, Time posted, Time delivered) {
+      record_transfer(*jrp, coll, *dag, t, posted, delivered);
+    };
+  }
+  c.exec = std::make_unique<DagExecutor>(*engine_, *c.dag, jr.layout, eo);
+  CollectiveSamples cs_out;
+  cs_out.job = js.name;
+  cs_out.op = c.dag->op;
+  cs_out.algorithm = c.dag->algorithm;
+  cs_out.protocol = c.dag->protocol;
+  cs_out.size_bytes = size;
+  cs_out.ranks = cs.ranks;
+  cs_out.nodes = js.nodes;
+  cs_out.channels = c.dag->channels;
+  cs_out.looping = js.workload.loop;
+  cs_out.network_transfers = c.exec->network_transfers();
+  cs_out.nvlink_transfers = c.exec->nvlink_transfers();
+  cs_out.busbw_factor = busbw_factor(cs.op, cs.ranks);
+  out_.collectives.push_back(std::move(cs_out));
+  jr.colls.push_back(std::move(c));
+  return jr.colls.size() - 1;
+}
+
+void ScenarioRunner::record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t,
+                                     Time posted, Time delivered) {
+  // Only the first measured iteration of each collective, and at most trace_limit spans in all.
+  if (!jr.recording() || !out_.collectives[coll].samples_us.empty() || out_.trace.size() >= opt_.trace_limit) return;
+  const auto& tr = dag[t];
+  out_.trace.push_back({static_cast<std::uint32_t>(jr.index), coll, tr.src, tr.dst, tr.step, tr.channel, tr.bytes,
+                        tr.src / jr.layout.gpus_per_node != tr.dst / jr.layout.gpus_per_node, posted, delivered});
+}
+
+void ScenarioRunner::build_background() {
+  for (std::size_t b = 0; b < s_.background.size(); ++b) {
+    const auto& bg = s_.background[b];
+    const auto& pl = placed_[s_.jobs.size() + b];
+    BackgroundTrafficSpec spec;
+    spec.name = "background" + std::to_string(b);
+    spec.pattern = bg.pattern;
+    spec.hcas = pl.all_hcas();
+    double rate = 0;
+    for (const auto h : spec.hcas) {
+      const auto node = w_.tables->hca_nodes()[h];
+      spec.planes.push_back(w_.fabric.node(node).plane);
+      for (const auto l : w_.fabric.links_of(node)) rate = std::max(rate, w_.fabric.link(l).speed.rate_gbps());
+    }
+    spec.rate_gbps = rate;
+    spec.load = bg.load;
+    spec.message_bytes = bg.message_bytes;
+    spec.start = Time::from_us(bg.start_us);
+    // Without a stop time the traffic runs until the last finite job is done (finish_job()).
+    spec.stop = bg.stop_us > 0 ? Time::from_us(bg.stop_us) : Time::max();
+    spec.sl = static_cast<std::uint8_t>(bg.sl);
+    spec.qp_slot = 0;
+    spec.seed = s_.seed;
+    drivers_.push_back(std::make_unique<BackgroundDriver>(*engine_, spec));
+  }
+}
+
+void ScenarioRunner::finish_job(JobRun& jr) {
+  jr.finished = true;
+  if (!jr.spec->workload.loop && --finite_left_ == 0) {
+    stopping_ = true;
+    for (auto& d : drivers_) d->stop();
+  }
+}
+
+void ScenarioRunner::report_progress() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_progress_ <= std::chrono::seconds(1) && done_iters_ != total_iters_) return;
+  last_progress_ = now;
+  char line[200];
+  std::snprintf(line, sizeof line, "%llu/%llu collectives, simulated %.1f us",
+                static_cast<unsigned long long>(done_iters_), static_cast<unsigned long long>(total_iters_),
+                engine_->now().to_us());
+  opt_.progress(line);
+}
+
+void ScenarioRunner::on_done(JobRun& jr, Time end) {
+  last_end_ = std::max(last_end_, end);
+  const auto& wl = jr.spec->workload;
+  if (jr.recording())
+    out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back((end - jr.first_ready).to_us());
+  if (!wl.loop) ++done_iters_;
+  if (opt_.progress && !wl.loop) report_progress();
+  if (!jr.advance()) {
+    if (!wl.loop) return finish_job(jr);
+    jr.entry = 0, jr.rep = 0, jr.pass = 0;
+  }
+  start_iteration(jr);
+}
+
+void ScenarioRunner::start_iteration(JobRun& jr) {
+  if (time_up_ || (stopping_ && jr.spec->workload.loop)) return finish_job(jr);
+  const Time now = engine_->now();
+  if (jr.entry == 0 && jr.rep == 0) jr.pass_start = now;
+  const auto& e = jr.entries[jr.entry];
+  const Time start = e.at ? std::max(now, jr.pass_start + *e.at) : now + e.gap;
+  const auto ranks = jr.layout.ranks();
+  std::vector<Time> ready(ranks);
+  Time first = Time::max();
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    ready[r] = start + jr.jitter->draw();
+    first = std::min(first, ready[r]);
+  }
+  jr.iter_start = now;
+  jr.first_ready = first;
+  JobRun* p = &jr;
+  jr.colls[e.coll].exec->start(std::move(ready), [this, p](Time end) { on_done(*p, end); });
+}
+
+RunManifest ScenarioRunner::manifest() const {
+  RunManifest m;
+  m.version = kVersion;
+  m.engine = to_string(engine_kind_);
+  m.seed = s_.seed;
+  m.scenario = s_.name;
+  m.source = s_.file;
+  m.config = s_.effective;
+  m.config["engine"] = m.engine;
+  m.fabric_source = w_.fabric_source;
+  m.routing = w_.routing_name;
+  m.packet = w_.packet.to_json();
+  m.calibration = w_.calibration;
+  m.warnings = ignored_;
+  return m;
+}
+
+RunResult ScenarioRunner::run() {
+  for (auto& jr : jobs_) {
+    JobRun* p = &jr;
+    engine_->call_at(Time::zero(), [this, p] { start_iteration(*p); });
+  }
+  if (s_.max_sim_time_ms > 0) {
+    engine_->call_at(Time::from_us(s_.max_sim_time_ms * 1000.0), [this] {
+      if (finite_left_ > 0)
+        out_.warnings.push_back("run.max_sim_time_ms reached: iterations in progress finished, no new ones started");
+      time_up_ = true;
+      for (auto& d : drivers_) d->stop();
+    });
+  }
+  for (auto& d : drivers_) d->start();
+  engine_->run();
+  for (std::size_t b = 0; b < drivers_.size(); ++b) {
+    const auto& bg = s_.background[b];
+    out_.background.push_back({{"name", drivers_[b]->spec().name},
+                               {"pattern", to_string(bg.pattern)},
+                               {"load", bg.load},
+                               {"message_bytes", bg.message_bytes},
+                               {"hcas", drivers_[b]->spec().hcas.size()},
+                               {"stats", drivers_[b]->stats().to_json()}});
+  }
+  out_.engine = engine_->report();
+  // Idle timers (an RC retransmission timer armed for a message already acknowledged) can keep the engine's
+  // clock running past the traffic; the run ends with the last collective (or background message).
+  out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();
+  out_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
+  out_.manifest = manifest();
+  out_.fabric = w_.facts;
+  return std::move(out_);
+}
+
 } // namespace
+
+FabricFacts fabric_facts(const topo::FabricSummary& summary) {
+  FabricFacts f;
+  f.hcas = summary.hcas;
+  f.switches = summary.switches;
+  f.links = summary.links;
+  f.tiers = summary.tiers;
+  for (const auto& t : summary.per_tier) f.oversubscription.push_back(t.oversubscription);
+  f.bisection_gbps = summary.bisection_gbps;
+  return f;
+}
 
 World build_world(const Scenario& s) {
   World w;
@@ -127,6 +534,7 @@ World build_world(const Scenario& s) {
     }
     w.fabric_source = "generated: " + s.fabric_generator;
   }
+  w.facts = fabric_facts(topo::describe(w.fabric));
   std::string algo = s.routing;
   if (algo == "auto") {
     const auto gen = w.fabric.origin.value("generator", std::string());
@@ -150,14 +558,7 @@ World build_world(const Scenario& s) {
                      {"noise_segments", w.profile->noise.segments.size()},
                      {"inputs", w.profile->inputs.size()}};
   }
-  w.packet.apply_json(s.packet, s.file + ": packet");
-  if (s.cc != "none") {
-    nlohmann::json cc = {{"cc", s.cc}};
-    if (!s.cc_params.empty()) cc[s.cc] = s.cc_params;
-    w.packet.apply_json(cc, s.file + ": cc");
-  }
-  w.packet.ar_mode = pkt::parse_ar_mode(s.adaptive_routing, s.file + ": key 'routing.adaptive'");
-  w.packet.validate();
+  apply_packet_settings(s, w.packet);
   return w;
 }
 
@@ -169,315 +570,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
 }
 
 RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt) {
-  const auto wall0 = std::chrono::steady_clock::now();
-  const std::string engine_name = opt.engine.empty() ? s.engine : opt.engine;
-  RunResult out;
-  // The engine from the registry (models/engines.hpp); what the scenario asks for and the engine ignores is
-  // one warning, printed by the commands and kept in the manifest.
-  const auto engines = eng::builtin_engines();
-  const auto& kind = engines.get(engine_name);
-  std::unique_ptr<eng::Engine> engine = kind.factory.make({w.fabric, *w.tables, w.packet, s.seed});
-  const auto ignored = eng::ignored_features(engine_name, kind.factory.capabilities, w.packet);
-  out.warnings.insert(out.warnings.end(), ignored.begin(), ignored.end());
-
-  // --- placement -------------------------------------------------------------------------------------
-  Rng place_rng = Rng::for_stream(s.seed, "placement");
-  std::vector<JobRun> jobs(s.jobs.size());
-  std::vector<JobPlacement> placed;
-  {
-    // Jobs may use different NICs per node; the pool groups HCAs by the largest NIC count asked for.
-    std::uint32_t nics = 1;
-    for (const auto& j : s.jobs) nics = std::max(nics, j.nics_per_node);
-    for (const auto& b : s.background) nics = std::max(nics, b.nics_per_node);
-    auto pool = NodePool::from_fabric(w.fabric, nics);
-    std::vector<JobPlacementRequest> reqs;
-    for (const auto& j : s.jobs) {
-      JobPlacementRequest q;
-      q.job = j.name;
-      q.nodes = j.nodes;
-      q.policy = j.placement;
-      q.explicit_nodes = j.hosts;
-      q.nics_per_node = j.nics_per_node;
-      reqs.push_back(q);
-    }
-    // Background traffic takes nodes left free by the jobs (nodes = 0: all of them).
-    std::size_t used = 0;
-    for (const auto& j : s.jobs) used += j.nodes;
-    for (std::size_t b = 0; b < s.background.size(); ++b) {
-      const auto& bg = s.background[b];
-      JobPlacementRequest q;
-      q.job = "background" + std::to_string(b);
-      q.nodes = bg.nodes ? bg.nodes : static_cast<std::uint32_t>(pool.size() > used ? pool.size() - used : 0);
-      if (q.nodes < 2 && bg.pattern != "incast")
-        throw InputError(s.file + ": key 'background[" + std::to_string(b) + "].nodes': " + std::to_string(q.nodes) +
-                         " node(s) left free by the jobs; background traffic needs at least 2");
-      q.policy = bg.placement;
-      q.nics_per_node = bg.nics_per_node;
-      used += q.nodes;
-      reqs.push_back(q);
-    }
-    placed = place_jobs(pool, reqs, place_rng);
-    for (std::size_t i = 0; i < placed.size(); ++i) {
-      out.placement.push_back({{"job", i < s.jobs.size() ? s.jobs[i].name : reqs[i].job},
-                               {"nodes", placed[i].slots},
-                               {"hcas", placed[i].all_hcas()},
-                               {"leaves_spanned", leaves_spanned(pool, placed[i])}});
-    }
-  }
-
-  // --- collectives -----------------------------------------------------------------------------------
-  ExecOptions eo;
-  eo.nvlink_gbps = s.nvlink_gbps;
-  eo.nvlink_latency = Time::from_us(s.nvlink_latency_us);
-  // Calibrated per-operation costs: the host latency the engine does not model plus a noise draw.
-  Rng noise_rng = Rng::for_stream(s.seed, "noise");
-  if (w.profile) {
-    const calib::Profile* prof = &*w.profile;
-    eo.noise = [prof, &noise_rng](std::uint64_t bytes) {
-      return prof->host_latency(bytes) + prof->noise.draw(noise_rng, bytes);
-    };
-  }
-  std::size_t finite_jobs = 0;
-  for (std::size_t i = 0; i < s.jobs.size(); ++i) {
-    auto& jr = jobs[i];
-    const auto& js = s.jobs[i];
-    jr.spec = &js;
-    jr.index = i;
-    jr.layout.nodes = placed[i].nodes;
-    jr.layout.gpus_per_node = js.gpus_per_node;
-    jr.layout.sl = static_cast<std::uint8_t>(js.sl);
-    jr.rng = std::make_unique<Rng>(Rng::for_stream(s.seed, "jitter/" + std::to_string(i)));
-    jr.jitter = std::make_unique<Jitter>(js.workload.jitter, *jr.rng);
-    if (!js.workload.loop) ++finite_jobs;
-    double nic_gbps = 0;
-    if (!jr.layout.nodes.empty() && !jr.layout.nodes[0].empty()) {
-      const auto node = w.tables->hca_nodes()[jr.layout.nodes[0][0]];
-      for (const auto l : w.fabric.links_of(node))
-        nic_gbps = std::max(nic_gbps, w.fabric.link(l).speed.rate_gbps());
-    }
-    // One DAG (and one result entry) per distinct (op, size, algorithm).
-    auto dag_for = [&](const std::string& op_text, std::uint64_t size, const std::string& algorithm,
-                       const std::string& where) -> std::size_t {
-      for (std::size_t d = 0; d < jr.dags.size(); ++d) {
-        const auto& c = out.collectives[jr.result_index[d]];
-        if (c.size_bytes == size && c.requested_op == op_text && c.requested_algorithm == algorithm) return d;
-      }
-      CollectiveSpec cs;
-      cs.op = parse_coll_op(op_text, where);
-      cs.size_bytes = size;
-      cs.ranks = js.nodes * js.gpus_per_node;
-      cs.gpus_per_node = js.gpus_per_node;
-      cs.nics_per_node = js.nics_per_node;
-      cs.algorithm = algorithm;
-      cs.protocol = js.workload.protocol;
-      cs.channels = js.workload.channels;
-      if (nic_gbps > 0) cs.nic_gbps = nic_gbps;
-      cs.nvlink_gbps = s.nvlink_gbps;
-      try {
-        jr.dags.push_back(std::make_unique<TransferDag>(build_collective(cs)));
-      } catch (const InputError& e) {
-        throw InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + op_text + ": " + e.what());
-      }
-      ExecOptions jeo = eo;
-      if (opt.trace_limit > 0) {
-        const std::size_t coll = out.collectives.size();
-        const TransferDag* dagp = jr.dags.back().get();
-        JobRun* jrp = &jr;
-        jeo.on_transfer = [&out, &opt, coll, dagp, jrp, i](TransferId t, Time posted, Time delivered) {
-          // Only the first measured iteration of each collective, and at most trace_limit spans in all.
-          if (!jrp->recording() || !out.collectives[coll].samples_us.empty() || out.trace.size() >= opt.trace_limit)
-            return;
-          const auto& tr = (*dagp)[t];
-          out.trace.push_back({static_cast<std::uint32_t>(i), coll, tr.src, tr.dst, tr.step, tr.channel, tr.bytes,
-                               tr.src / jrp->layout.gpus_per_node != tr.dst / jrp->layout.gpus_per_node, posted,
-                               delivered});
-        };
-      }
-      jr.execs.push_back(std::make_unique<DagExecutor>(*engine, *jr.dags.back(), jr.layout, jeo));
-      const auto& dag = *jr.dags.back();
-      CollectiveSamples cs_out;
-      cs_out.job = js.name;
-      cs_out.op = dag.op;
-      cs_out.requested_op = op_text;
-      cs_out.requested_algorithm = algorithm;
-      cs_out.algorithm = dag.algorithm;
-      cs_out.protocol = dag.protocol;
-      cs_out.size_bytes = size;
-      cs_out.ranks = cs.ranks;
-      cs_out.nodes = js.nodes;
-      cs_out.channels = dag.channels;
-      cs_out.looping = js.workload.loop;
-      cs_out.network_transfers = jr.execs.back()->network_transfers();
-      cs_out.nvlink_transfers = jr.execs.back()->nvlink_transfers();
-      cs_out.busbw_factor = busbw_factor(cs.op, cs.ranks);
-      jr.result_index.push_back(out.collectives.size());
-      out.collectives.push_back(std::move(cs_out));
-      return jr.dags.size() - 1;
-    };
-    const auto key = s.file + ": key 'jobs[" + std::to_string(i) + "].workload";
-    const Time gap = Time::from_us(js.workload.compute_gap_us);
-    if (js.workload.trace.empty()) {
-      for (const auto size : js.workload.sizes_bytes)
-        jr.entries.push_back({dag_for(js.workload.op, size, js.workload.algorithm, key + ".op'"), gap, std::nullopt});
-      jr.reps = js.workload.warmup + js.workload.iterations;
-    } else {
-      // Replay: the calls of the trace's job named like this job, or of its only job/communicator.
-      const auto path = resolve(s, js.workload.trace);
-      const auto trace = read_replay_file(path);
-      for (const auto& wmsg : trace.warnings) out.warnings.push_back(wmsg);
-      const auto names = trace.jobs();
-      std::string pick;
-      for (const auto& n : names)
-        if (n == js.name) pick = n;
-      if (pick.empty() && names.size() == 1) pick = names[0];
-      if (pick.empty())
-        throw InputError(path + ": no job named '" + js.name + "' among the trace's " + std::to_string(names.size()) +
-                         " jobs/communicators; name the scenario job like one of them");
-      for (const auto& c : trace.calls) {
-        if (c.job != pick) continue;
-        if (c.op == "send" || c.op == "recv") {
-          out.warnings.push_back(c.where + ": point-to-point " + c.op + " not replayed (only collectives)");
-          continue;
-        }
-        if (c.nranks && c.nranks != js.nodes * js.gpus_per_node)
-          out.warnings.push_back(c.where + ": the call had " + std::to_string(c.nranks) + " ranks; replayed on the job's " +
-                                 std::to_string(js.nodes * js.gpus_per_node));
-        const auto algo = c.algorithm.empty() ? js.workload.algorithm : c.algorithm;
-        jr.entries.push_back({dag_for(c.op, c.size_bytes, algo, c.where), c.gap + gap, c.at});
-      }
-      if (jr.entries.empty()) throw InputError(path + ": no collective call to replay for job '" + js.name + "'");
-      jr.trace = true;
-      jr.passes = js.workload.warmup + js.workload.iterations;
-    }
-  }
-
-  // --- background traffic --------------------------------------------------------------------------
-  std::vector<std::unique_ptr<BackgroundDriver>> drivers;
-  for (std::size_t b = 0; b < s.background.size(); ++b) {
-    const auto& bg = s.background[b];
-    const auto& pl = placed[s.jobs.size() + b];
-    BackgroundTrafficSpec spec;
-    spec.name = "background" + std::to_string(b);
-    spec.pattern = parse_background_pattern(bg.pattern, s.file + ": key 'background[" + std::to_string(b) + "].pattern'");
-    spec.hcas = pl.all_hcas();
-    double rate = 0;
-    for (const auto h : spec.hcas) {
-      const auto node = w.tables->hca_nodes()[h];
-      spec.planes.push_back(w.fabric.node(node).plane);
-      for (const auto l : w.fabric.links_of(node)) rate = std::max(rate, w.fabric.link(l).speed.rate_gbps());
-    }
-    spec.rate_gbps = rate;
-    spec.load = bg.load;
-    spec.message_bytes = bg.message_bytes;
-    spec.start = Time::from_us(bg.start_us);
-    // Without a stop time the traffic runs until the last finite job is done (stop() below).
-    spec.stop = bg.stop_us > 0 ? Time::from_us(bg.stop_us) : Time::max();
-    spec.sl = static_cast<std::uint8_t>(bg.sl);
-    spec.qp_slot = 0;
-    spec.seed = s.seed;
-    drivers.push_back(std::make_unique<BackgroundDriver>(*engine, spec));
-  }
-
-  // --- the iteration loop ----------------------------------------------------------------------------
-  bool stopping = false; // every finite job is done: looping work stops
-  bool time_up = false;  // run.max_sim_time_ms reached: no job starts another iteration
-  std::size_t finite_left = finite_jobs;
-  auto last_progress = std::chrono::steady_clock::now();
-  std::uint64_t total_iters = 0, done_iters = 0;
-  for (const auto& j : jobs)
-    if (!j.spec->workload.loop)
-      total_iters += j.entries.size() * j.reps * j.passes;
-
-  std::function<void(JobRun&)> start_iteration;
-  auto finish_job = [&](JobRun& jr) {
-    jr.finished = true;
-    if (!jr.spec->workload.loop && --finite_left == 0) {
-      stopping = true;
-      for (auto& d : drivers) d->stop();
-    }
-  };
-  Time last_end = Time::zero(); // the last collective's completion: the run's duration for link utilization
-  auto on_done = [&](JobRun& jr, Time end) {
-    last_end = std::max(last_end, end);
-    const auto& wl = jr.spec->workload;
-    if (jr.recording())
-      out.collectives[jr.result_index[jr.entries[jr.entry].dag]].samples_us.push_back((end - jr.first_ready).to_us());
-    if (!wl.loop) ++done_iters;
-    if (opt.progress && !wl.loop) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last_progress > std::chrono::seconds(1) || done_iters == total_iters) {
-        last_progress = now;
-        char line[200];
-        std::snprintf(line, sizeof line, "%llu/%llu collectives, simulated %.1f us",
-                      static_cast<unsigned long long>(done_iters), static_cast<unsigned long long>(total_iters),
-                      engine->now().to_us());
-        opt.progress(line);
-      }
-    }
-    if (!jr.advance()) {
-      if (!wl.loop) return finish_job(jr);
-      jr.entry = 0, jr.rep = 0, jr.pass = 0;
-    }
-    start_iteration(jr);
-  };
-  start_iteration = [&](JobRun& jr) {
-    if (time_up || (stopping && jr.spec->workload.loop)) return finish_job(jr);
-    const Time now = engine->now();
-    if (jr.entry == 0 && jr.rep == 0) jr.pass_start = now;
-    const auto& e = jr.entries[jr.entry];
-    const Time start = e.at ? std::max(now, jr.pass_start + *e.at) : now + e.gap;
-    const auto ranks = jr.layout.ranks();
-    std::vector<Time> ready(ranks);
-    Time first = Time::max();
-    for (std::uint32_t r = 0; r < ranks; ++r) {
-      ready[r] = start + jr.jitter->draw();
-      first = std::min(first, ready[r]);
-    }
-    jr.iter_start = now;
-    jr.first_ready = first;
-    JobRun* p = &jr;
-    jr.execs[e.dag]->start(std::move(ready), [p, &on_done](Time end) { on_done(*p, end); });
-  };
-  for (auto& jr : jobs) engine->call_at(Time::zero(), [&jr, &start_iteration] { start_iteration(jr); });
-  if (s.max_sim_time_ms > 0) {
-    engine->call_at(Time::from_us(s.max_sim_time_ms * 1000.0), [&] {
-      if (finite_left > 0)
-        out.warnings.push_back(
-            "run.max_sim_time_ms reached: iterations in progress finished, no new ones started");
-      time_up = true;
-      for (auto& d : drivers) d->stop();
-    });
-  }
-  for (auto& d : drivers) d->start();
-  engine->run();
-  for (std::size_t b = 0; b < drivers.size(); ++b) {
-    const auto& bg = s.background[b];
-    out.background.push_back({{"name", drivers[b]->spec().name},
-                              {"pattern", bg.pattern},
-                              {"load", bg.load},
-                              {"message_bytes", bg.message_bytes},
-                              {"hcas", drivers[b]->spec().hcas.size()},
-                              {"stats", drivers[b]->stats().to_json()}});
-  }
-
-  out.engine = engine->report();
-  // Idle timers (an RC retransmission timer armed for a message already acknowledged) can keep the engine's
-  // clock running past the traffic; the run ends with the last collective (or background message).
-  out.sim_time = last_end > Time::zero() ? last_end : engine->now();
-  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  out.manifest = {{"version", kVersion},
-                  {"engine", engine_name},
-                  {"seed", s.seed},
-                  {"scenario", s.name},
-                  {"source", s.file},
-                  {"config", s.effective},
-                  {"fabric_source", w.fabric_source},
-                  {"routing", w.routing_name},
-                  {"packet", w.packet.to_json()},
-                  {"calibration", w.calibration}};
-  out.manifest["config"]["engine"] = engine_name;
-  out.manifest["warnings"] = ignored;
-  return out;
+  ScenarioRunner runner(s, w, opt);
+  return runner.run();
 }
 
 } // namespace ibn::scen

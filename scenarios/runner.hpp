@@ -16,6 +16,7 @@
 #include "models/packet/config.hpp"
 #include "models/routing/routing.hpp"
 #include "scenarios/scenario.hpp"
+#include "topology/describe.hpp"
 #include "topology/fabric.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,9 +29,26 @@
 
 namespace ibn::scen {
 
+/// What a study reads of a fabric (topo::describe(), computed once when the world is built): results carry
+/// it, so a study never rebuilds a fabric to learn its oversubscription.
+struct FabricFacts {
+  std::size_t hcas = 0, switches = 0, links = 0;
+  int tiers = 0; ///< switch tiers
+  /// Per switch tier from the leaves up: down-link / up-link bandwidth (empty for the top tier).
+  std::vector<std::optional<double>> oversubscription;
+  double bisection_gbps = 0;
+  /// The leaves' ratio (0 when the fabric has no up-links).
+  double leaf_oversubscription() const {
+    return oversubscription.empty() ? 0.0 : oversubscription[0].value_or(0.0);
+  }
+  bool operator==(const FabricFacts&) const = default;
+};
+FabricFacts fabric_facts(const topo::FabricSummary& summary);
+
 /// Fabric, routing and device configuration of a scenario.
 struct World {
   topo::Fabric fabric;
+  FabricFacts facts;         ///< from the fabric's graph, computed by build_world()
   std::string fabric_source; ///< file path or "generated: <generator>"
   std::string routing_name;  ///< the algorithm actually used (auto resolved)
   std::unique_ptr<routing::RoutingTables> tables;
@@ -43,8 +61,7 @@ World build_world(const Scenario& s);
 
 struct CollectiveSamples {
   std::string job;
-  std::string op, algorithm, protocol;
-  std::string requested_op, requested_algorithm; ///< as the scenario or trace asked (algorithm may be "auto")
+  std::string op, algorithm, protocol; ///< as built (an "auto" algorithm or protocol resolved)
   std::uint64_t size_bytes = 0;
   std::uint32_t ranks = 0, nodes = 0, channels = 0;
   bool looping = false;              ///< a background (looping) job
@@ -68,12 +85,28 @@ struct RunOptions {
   /// Record the transfers of the first measured iteration of each collective, up to this many spans in
   /// all (0 = no trace).
   std::size_t trace_limit = 0;
-  std::string engine;                                    ///< "" = the scenario's
+  std::optional<EngineKind> engine;                      ///< empty: the scenario's
   std::function<void(const std::string& line)> progress; ///< called now and then with a status line
 };
 
+/// What produced a result: version, engine, seed, scenario, its effective configuration, the fabric's
+/// source, the routing used and the effective packet-engine settings.
+struct RunManifest {
+  std::string version;
+  std::string engine;
+  std::uint64_t seed = 0;
+  std::string scenario, source;
+  nlohmann::json config; ///< the effective scenario (engine as run)
+  std::string fabric_source, routing;
+  nlohmann::json packet;      ///< PacketConfig::to_json()
+  nlohmann::json calibration; ///< the applied profile's summary ({} without one)
+  std::vector<std::string> warnings; ///< what the scenario asks for that the engine ignores (models/engines.hpp)
+  bool operator==(const RunManifest&) const = default;
+};
+
+/// The one result type of a run (sim::Simulation's run() returns its own RunStats).
 struct RunResult {
-  nlohmann::json manifest; ///< version, engine, seed, scenario name, effective config
+  RunManifest manifest;
   std::vector<CollectiveSamples> collectives;
   eng::EngineReport engine;
   Time sim_time; ///< when the last event ran
@@ -82,11 +115,14 @@ struct RunResult {
   nlohmann::json background = nlohmann::json::array();
   std::vector<std::string> warnings;
   std::vector<TransferSpan> trace; ///< when RunOptions::trace_limit > 0
+  FabricFacts fabric;              ///< the world's, copied
 };
 
-/// Runs the scenario. Throws InputError for bad input (placement that does not fit, impossible collective).
+/// Runs the scenario (a ScenarioRunner job driver in runner.cpp: place jobs, build their collectives and
+/// background traffic, then iterate until every finite job is done). Throws InputError for bad input
+/// (placement that does not fit, impossible collective).
 RunResult run_scenario(const Scenario& s, const RunOptions& opt = {});
-/// The same on an already built world (what-if studies build each world once).
+/// The same on an already built world.
 RunResult run_scenario(const Scenario& s, const World& world, const RunOptions& opt = {});
 
 } // namespace ibn::scen

@@ -1,6 +1,9 @@
 #include "scenarios/scenario.hpp"
 
+#include "models/routing/routing.hpp"
+#include "scenarios/placement.hpp"
 #include "sim/error.hpp"
+#include "topology/generators.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -8,12 +11,66 @@
 
 namespace ibn::scen {
 
+std::string to_string(EngineKind e) {
+  return choice_name(kEngines, e);
+}
+
+EngineKind parse_engine(const std::string& text, const std::string& what) {
+  return parse_choice(kEngines, text, what, "engine");
+}
+
 namespace {
+
+template <typename Reg> std::vector<std::string> registry_names(const Reg& reg, std::vector<std::string> first = {},
+                                                                const std::string& skip = "") {
+  for (const auto& e : reg.entries())
+    if (e.name != skip) first.push_back(e.name);
+  return first;
+}
+
+/// The packet engine's knobs as scenario keys `packet.<name>`, from their one declaration (PacketKnob).
+void add_packet_keys(Schema& s) {
+  const pkt::PacketConfig defaults;
+  for (const auto& k : pkt::packet_knobs()) {
+    KeyDecl d;
+    d.path = std::string("packet.") + k.name;
+    switch (k.kind) {
+    case pkt::KnobKind::Integer:
+      d.type = KeyType::Int;
+      break;
+    case pkt::KnobKind::Number:
+      d.type = KeyType::Double;
+      break;
+    case pkt::KnobKind::Bool:
+      d.type = KeyType::Bool;
+      break;
+    case pkt::KnobKind::Choice:
+    case pkt::KnobKind::Text:
+      d.type = KeyType::String;
+      break;
+    case pkt::KnobKind::Object:
+      d.type = KeyType::Object;
+      break;
+    }
+    d.unit = k.unit;
+    // Objects (dcqcn, ibcc, pfc) document their keys and defaults in docs/congestion-control.md.
+    if (k.kind != pkt::KnobKind::Object) d.default_value = k.get(defaults);
+    d.description = k.doc;
+    d.choices = k.choices;
+    if (k.kind == pkt::KnobKind::Integer || k.kind == pkt::KnobKind::Number) d.min = k.min, d.max = k.max;
+    d.fill_default = false; // a calibration profile sets some of them; the scenario's own keys win
+    s.add(std::move(d));
+  }
+}
 
 Schema build_schema() {
   using K = KeyType;
   using J = nlohmann::json;
   Schema s;
+  std::vector<std::string> coll_ops;
+  for (const auto op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::AllToAll,
+                        CollOp::SendRecv, CollOp::Broadcast, CollOp::Reduce})
+    coll_ops.push_back(to_string(op));
   auto add = [&s](std::string path, K type, std::string unit, J def, std::string desc,
                   std::vector<std::string> choices = {}, double min = -1e300, double max = 1e300) {
     s.add(KeyDecl{std::move(path), type, std::move(unit), std::move(def), std::move(desc), std::move(choices),
@@ -22,12 +79,12 @@ Schema build_schema() {
   add("name", K::String, "", "scenario", "A name for the scenario, written into results.");
   add("seed", K::Int, "", 1, "Seed of every random stream (placement, jitter, background, noise).", {}, 0,
       9.2e18);
-  add("engine", K::String, "", "packet", "Engine that runs the workload.", {"packet", "flow"});
+  add("engine", K::String, "", "packet", "Engine that runs the workload.", choice_names(kEngines));
   add("fabric.file", K::String, "path", "",
       "Fabric JSON or ibnetdiscover output, relative to the scenario file; when set, generator keys are "
       "ignored.");
   add("fabric.generator", K::String, "", "fat-tree", "Topology generator (see `ibnetsim list`).",
-      {"fat-tree", "rail-optimized", "kary-ntree", "dragonfly"});
+      registry_names(topo::builtin_generators()));
   add("fabric.params", K::Object, "",
       J{{"tiers", 2}, {"radix", 64}, {"hosts", 256}, {"oversubscription", "1:1"}, {"rate", "NDR"}},
       "Generator parameters, as `ibnetsim topo generate` takes them (fat-tree: tiers, radix, hosts, "
@@ -37,21 +94,21 @@ Schema build_schema() {
   add("routing.algorithm", K::String, "", "auto",
       "Static routing: auto (ftree on generated fat-trees, df-min on dragonflies, updn otherwise) or a "
       "registered algorithm.",
-      {"auto", "ftree", "minhop", "updn", "df-min", "df-valiant", "df-ugal"});
-  add("routing.adaptive", K::String, "", "off", "Adaptive routing at switches.",
-      {"off", "per-packet", "bounded"});
+      registry_names(routing::builtin_routing(), {"auto"}));
+  add("routing.adaptive", K::String, "", "off", "Adaptive routing at switches.", choice_names(pkt::kArModes));
   add("cc.algorithm", K::String, "", "none",
       "Congestion control in the packet engine: none, dcqcn (ECN marking, CNPs, rate cuts) or ibcc (FECN, BECN, "
       "CCT delays); see docs/congestion-control.md.",
-      {"none", "dcqcn", "ibcc"});
+      choice_names(pkt::kCcModes));
   add("cc.params", K::Object, "", J::object(),
       "Parameters of the chosen algorithm (the packet engine's \"dcqcn\" or \"ibcc\" keys, e.g. "
       "{\"profile\": \"nvidia-default\"}).");
   add("calibration", K::String, "path", "",
       "Calibration profile JSON from `ibnetsim calibrate fit`; \"\" = none.");
   add("packet", K::Object, "", J::object(),
-      "Packet-engine device knobs (PacketConfig keys: mtu_bytes, switch_latency_ns, ...; see "
-      "docs/packet-models.md).");
+      "Packet-engine device knobs, the keys below (docs/packet-models.md); a key given here overrides the "
+      "calibration profile, a key left out keeps the profile's value or the default shown.");
+  add_packet_keys(s);
   add("nvlink.bandwidth_gbps", K::Double, "Gb/s", 3600.0,
       "Intra-node GPU-to-GPU bandwidth per direction (H100 NVLink 4: 450 GB/s).", {}, 1e-3, 1e6);
   add("nvlink.latency_us", K::Double, "us", 0.7, "Latency of one intra-node copy.", {}, 0, 1e6);
@@ -66,16 +123,16 @@ Schema build_schema() {
       "consecutive HCAs.",
       {}, 1, 64);
   add("jobs[].placement", K::String, "", "linear", "How nodes are chosen among the free ones.",
-      {"linear", "random", "spread", "fragmented", "explicit"});
+      registry_names(scen::builtin_placement_policies()));
   add("jobs[].hosts", K::StringList, "", J::array(), "Explicit placement: node indices or HCA names.");
   add("jobs[].sl", K::Int, "", 0, "Service level of the job's traffic.", {}, 0, 15);
   add("jobs[].workload.op", K::String, "", "allreduce", "Collective operation.",
-      {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv", "broadcast", "reduce"});
+      coll_ops);
   add("jobs[].workload.sizes", K::SizeList, "bytes", J::array({"16M"}),
       "Collective sizes as nccl-tests counts them; each size is a separate point.", {}, 0, 1.1e13);
   add("jobs[].workload.algorithm", K::String, "", "auto",
       "Collective algorithm (auto = NCCL's tuning model).",
-      {"auto", "ring", "tree", "halving-doubling", "hierarchical", "direct"});
+      registry_names(builtin_collectives()));
   add("jobs[].workload.protocol", K::String, "", "auto", "NCCL protocol.", {"auto", "simple", "ll128", "ll"});
   add("jobs[].workload.channels", K::Int, "", 0, "NCCL channels (0 = as NCCL chooses).", {}, 0, 64);
   add("jobs[].workload.iterations", K::Int, "", 100, "Measured iterations per size.", {}, 1, 1e9);
@@ -84,7 +141,7 @@ Schema build_schema() {
       1e12);
   add("jobs[].workload.jitter.distribution", K::String, "", "none",
       "Per-rank extra compute time each iteration (stragglers).",
-      {"none", "normal", "lognormal", "exponential", "uniform"});
+      choice_names(kJitterDists));
   add("jobs[].workload.jitter.scale_us", K::Double, "us", 0.0,
       "normal: sigma (negative draws clipped to 0); lognormal: median; exponential: mean; uniform: width.",
       {}, 0, 1e12);
@@ -105,7 +162,7 @@ Schema build_schema() {
   add("background[].nics_per_node", K::Int, "HCAs", 0,
       "HCAs used per background node (0 = every HCA of the node).", {}, 0, 64);
   add("background[].placement", K::String, "", "linear", "How nodes are chosen.",
-      {"linear", "random", "spread", "fragmented"});
+      registry_names(scen::builtin_placement_policies(), {}, "explicit"));
   add("background[].start_us", K::Double, "us", 0.0, "Start time.", {}, 0, 1e15);
   add("background[].stop_us", K::Double, "us", 0.0, "Stop time (0 = when the last non-looping job is done).",
       {}, 0, 1e15);
@@ -155,6 +212,41 @@ nlohmann::json default_scenario_json() {
           {"jobs", J::array({job, bg})}};
 }
 
+void apply_packet_settings(const Scenario& s, pkt::PacketConfig& cfg) {
+  try {
+    cfg.apply_json(s.packet, "packet");
+    cfg.cc = s.cc;
+    if (s.cc != pkt::CcMode::None && !s.cc_params.empty())
+      cfg.apply_json(nlohmann::json{{pkt::to_string(s.cc), s.cc_params}}, "cc.params");
+    cfg.ar_mode = s.adaptive_routing;
+    cfg.validate();
+  } catch (const InputError& e) {
+    throw InputError(s.file + ": " + e.what());
+  }
+}
+
+namespace {
+
+/// A scenario key and the packet-engine key that set the same thing ("routing.adaptive" and
+/// "packet.ar_mode"). Both given with different values: an InputError naming both. Only the packet key
+/// given: the scenario key takes its value, so the effective configuration says what runs.
+void reconcile(const nlohmann::json& given, nlohmann::json& eff, const std::string& section, const std::string& key,
+               const std::string& packet_key, const std::string& where) {
+  const auto& packet = eff.at("packet");
+  if (!packet.contains(packet_key)) return;
+  const auto& pv = packet.at(packet_key);
+  auto& sv = eff.at(section).at(key);
+  const bool scen_given = given.contains(section) && given.at(section).is_object() && given.at(section).contains(key);
+  if (!scen_given) {
+    sv = pv;
+  } else if (sv != pv) {
+    throw InputError(where + ": keys '" + section + "." + key + "' (" + sv.dump() + ") and 'packet." + packet_key +
+                     "' (" + pv.dump() + ") disagree; give only '" + section + "." + key + "'");
+  }
+}
+
+} // namespace
+
 Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, const std::string& base_dir,
                        const std::vector<std::string>& overrides) {
   const auto& schema = scenario_schema();
@@ -164,19 +256,27 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   s.file = where;
   s.base_dir = base_dir;
   s.effective = schema.complete(doc, where);
+  reconcile(doc, s.effective, "routing", "adaptive", "ar_mode", where);
+  reconcile(doc, s.effective, "cc", "algorithm", "cc", where);
   const auto& e = s.effective;
   s.name = e.at("name");
   s.seed = e.at("seed").get<std::uint64_t>();
-  s.engine = e.at("engine");
+  s.engine = parse_engine(e.at("engine"), where + ": key 'engine'");
   s.fabric_file = e.at("fabric").at("file");
   s.fabric_generator = e.at("fabric").at("generator");
   s.fabric_params = e.at("fabric").at("params");
   s.routing = e.at("routing").at("algorithm");
-  s.adaptive_routing = e.at("routing").at("adaptive");
-  s.cc = e.at("cc").at("algorithm");
+  s.adaptive_routing = pkt::parse_ar_mode(e.at("routing").at("adaptive"), where + ": key 'routing.adaptive'");
+  s.cc = pkt::parse_cc_mode(e.at("cc").at("algorithm"), where + ": key 'cc.algorithm'");
   s.cc_params = e.at("cc").at("params");
   s.calibration = e.at("calibration");
   s.packet = e.at("packet");
+  {
+    // The packet keys' rules between each other (buffers hold a packet, VL tables, ...) fail here, when the
+    // scenario is read, not when a point of a study runs.
+    pkt::PacketConfig probe;
+    apply_packet_settings(s, probe);
+  }
   s.nvlink_gbps = e.at("nvlink").at("bandwidth_gbps");
   s.nvlink_latency_us = e.at("nvlink").at("latency_us");
   s.max_sim_time_ms = e.at("run").at("max_sim_time_ms");
@@ -193,7 +293,7 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
     job.hosts = j.at("hosts").get<std::vector<std::string>>();
     job.sl = j.at("sl");
     const auto& w = j.at("workload");
-    job.workload.op = w.at("op");
+    job.workload.op = parse_coll_op(w.at("op"), where + ": key 'jobs[" + std::to_string(i) + "].workload.op'");
     job.workload.sizes_bytes = w.at("sizes").get<std::vector<std::uint64_t>>();
     job.workload.algorithm = w.at("algorithm");
     job.workload.protocol = w.at("protocol");
@@ -201,7 +301,8 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
     job.workload.iterations = w.at("iterations");
     job.workload.warmup = w.at("warmup");
     job.workload.compute_gap_us = w.at("compute_gap_us");
-    job.workload.jitter.distribution = w.at("jitter").at("distribution");
+    job.workload.jitter.distribution = parse_choice(kJitterDists, w.at("jitter").at("distribution"), where,
+                                                    "jitter distribution");
     job.workload.jitter.scale_us = w.at("jitter").at("scale_us");
     job.workload.jitter.lognormal_sigma = w.at("jitter").at("lognormal_sigma");
     job.workload.trace = w.at("trace");
@@ -224,7 +325,7 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
                      "job finite");
   for (const auto& b : e.at("background")) {
     BackgroundSpec bg;
-    bg.pattern = b.at("pattern");
+    bg.pattern = parse_background_pattern(b.at("pattern"), where + ": key 'background[].pattern'");
     bg.load = b.at("load");
     bg.message_bytes = b.at("message_bytes");
     bg.nodes = b.at("nodes");

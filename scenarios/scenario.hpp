@@ -3,8 +3,18 @@
 // profile, jobs (nodes, GPUs and NICs per node, placement, workload) and background traffic, seed and
 // engine — as a JSON file validated against one declared schema (scenario_schema(); every key with type,
 // unit, default and description, listed in docs/scenarios.md). load_scenario() returns the effective
-// configuration (all defaults filled in) and a typed view of it.
+// configuration (all defaults filled in) and a typed view of it: every choice (engine, adaptive routing,
+// congestion control, operation, jitter, background pattern) is parsed once here into its enum, and the
+// names a key accepts come from the same tables and registries that parse them.
+//
+// Conflicting keys are refused, not overwritten: `routing.adaptive` and `packet.ar_mode`, and
+// `cc.algorithm` and `packet.cc`, may not both be given with different values. When only the packet key is
+// given, the scenario key takes its value (so the effective configuration says what runs).
+#include "models/packet/config.hpp"
+#include "scenarios/background.hpp"
+#include "scenarios/collectives.hpp"
 #include "scenarios/schema.hpp"
+#include "sim/choice.hpp"
 #include "sim/time.hpp"
 
 #include <nlohmann/json.hpp>
@@ -18,16 +28,31 @@ namespace ibn::scen {
 /// The declared keys (built once per call; cheap).
 const Schema& scenario_schema();
 
+/// The engine that runs a scenario.
+enum class EngineKind : std::uint8_t { Packet, Flow };
+inline constexpr Choice<EngineKind> kEngines[] = {{EngineKind::Packet, "packet"}, {EngineKind::Flow, "flow"}};
+std::string to_string(EngineKind e);
+/// "packet" or "flow"; InputError naming `what` otherwise.
+EngineKind parse_engine(const std::string& text, const std::string& what);
+
+/// Per-rank extra compute time per iteration.
+enum class JitterDist : std::uint8_t { None, Normal, Lognormal, Exponential, Uniform };
+inline constexpr Choice<JitterDist> kJitterDists[] = {{JitterDist::None, "none"},
+                                                       {JitterDist::Normal, "normal"},
+                                                       {JitterDist::Lognormal, "lognormal"},
+                                                       {JitterDist::Exponential, "exponential"},
+                                                       {JitterDist::Uniform, "uniform"}};
+
 struct JitterSpec {
-  std::string distribution = "none"; ///< none, normal, lognormal, exponential, uniform
+  JitterDist distribution = JitterDist::None;
   double scale_us = 0; ///< normal: sigma; lognormal: median extra delay; exponential: mean; uniform: width
   double lognormal_sigma = 0.5; ///< shape of the lognormal
 };
 
 struct WorkloadSpec {
-  std::string op = "allreduce";
+  CollOp op = CollOp::AllReduce;
   std::vector<std::uint64_t> sizes_bytes;
-  std::string algorithm = "auto";
+  std::string algorithm = "auto"; ///< a registered collective algorithm (builtin_collectives()) or "auto"
   std::string protocol = "auto";
   std::uint32_t channels = 0;
   std::uint32_t iterations = 100;
@@ -43,14 +68,14 @@ struct JobSpec {
   std::uint32_t nodes = 2;
   std::uint32_t gpus_per_node = 8;
   std::uint32_t nics_per_node = 8;
-  std::string placement = "linear";
+  std::string placement = "linear"; ///< a registered placement policy (builtin_placement_policies())
   std::vector<std::string> hosts; ///< explicit placement: host names or node indices
   std::uint32_t sl = 0;
   WorkloadSpec workload;
 };
 
 struct BackgroundSpec {
-  std::string pattern = "permutation"; ///< permutation, incast, uniform
+  BackgroundPattern pattern = BackgroundPattern::Permutation;
   double load = 0.5;                   ///< fraction of each sender's link rate
   std::uint64_t message_bytes = 1 << 20;
   std::uint32_t nodes = 0; ///< nodes taken from those left free by the jobs; 0 = all of them
@@ -67,24 +92,28 @@ struct Scenario {
   nlohmann::json effective; ///< the validated document with every default filled in
   std::string name;
   std::uint64_t seed = 1;
-  std::string engine = "packet";
+  EngineKind engine = EngineKind::Packet;
   // fabric
   std::string fabric_file;
   std::string fabric_generator = "fat-tree";
   nlohmann::json fabric_params;
   // routing, congestion control, calibration, device models
-  std::string routing = "auto";
-  std::string adaptive_routing = "off";
-  std::string cc = "none";
+  std::string routing = "auto"; ///< a registered routing algorithm or "auto"
+  pkt::ArMode adaptive_routing = pkt::ArMode::Off;
+  pkt::CcMode cc = pkt::CcMode::None;
   nlohmann::json cc_params;
   std::string calibration;
-  nlohmann::json packet; ///< PacketConfig keys
+  nlohmann::json packet; ///< PacketConfig keys given in the scenario (they override a calibration profile)
   double nvlink_gbps = 3600;
   double nvlink_latency_us = 0.7;
   double max_sim_time_ms = 0; ///< 0: no limit
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
 };
+
+/// Applies the scenario's packet-engine settings to `cfg` (after a calibration profile, if any): the
+/// `packet` keys, then cc.algorithm with cc.params and routing.adaptive; validates. InputError naming the file.
+void apply_packet_settings(const Scenario& s, pkt::PacketConfig& cfg);
 
 /// Parses and validates `doc`; `where` names it in errors; overrides are "path=value" applied first.
 Scenario make_scenario(const nlohmann::json& doc, const std::string& where, const std::string& base_dir,

@@ -102,6 +102,12 @@ const KeyDecl* Schema::find(const std::string& generic_path) const {
   return nullptr;
 }
 
+bool Schema::has_children(const std::string& generic_path) const {
+  for (const auto& k : keys_)
+    if (k.path.rfind(generic_path + ".", 0) == 0) return true;
+  return false;
+}
+
 nlohmann::json Schema::check_value(const KeyDecl& d, const nlohmann::json& v, const std::string& concrete,
                                    const std::string& where) const {
   const std::string want = "expected " + type_name(d.type) + (d.unit.empty() ? "" : " (" + d.unit + ")");
@@ -180,7 +186,7 @@ nlohmann::json Schema::check_value(const KeyDecl& d, const nlohmann::json& v, co
   }
   case KeyType::Object:
     if (!v.is_object()) fail(where, concrete, want + ", got " + v.dump());
-    return v;
+    return has_children(d.path) ? complete_object(v, d.path, concrete, where) : v;
   case KeyType::ObjectArray: {
     if (!v.is_array()) fail(where, concrete, want + ", got " + v.dump());
     nlohmann::json out = nlohmann::json::array();
@@ -231,7 +237,7 @@ nlohmann::json Schema::complete_object(const nlohmann::json& obj, const std::str
     const auto name = rest.substr(0, dot);
     if (name.find('[') != std::string::npos || out.contains(name)) continue;
     if (dot == std::string::npos) {
-      if (!d.default_value.is_null()) out[name] = check_value(d, d.default_value, cprefix + name, "default");
+      if (!d.default_value.is_null() && d.fill_default) out[name] = check_value(d, d.default_value, cprefix + name, "default");
     } else {
       auto sub = complete_object(nlohmann::json::object(), gprefix + name, cprefix + name, where);
       if (!sub.empty()) out[name] = std::move(sub);
@@ -275,8 +281,9 @@ void Schema::set(nlohmann::json& doc, const std::string& assignment) const {
     }
     generic += (generic.empty() ? "" : ".") + t.key;
     if (!node->is_object()) *node = nlohmann::json::object();
-    if (const auto* d = last ? nullptr : find(generic); d && d->type == KeyType::Object) {
-      // A free-form object (fabric.params): the rest of the path names its keys, the value stays text
+    if (const auto* d = last ? nullptr : find(generic); d && d->type == KeyType::Object && !has_children(generic)) {
+      // A free-form object (fabric.params; not `packet`, whose keys are declared): the rest of the path names
+      // its keys, the value stays text
       // (generator parameters are read as text), so sweep can vary fabric.params.oversubscription.
       nlohmann::json* obj = &(*node)[t.key];
       if (!obj->is_object())

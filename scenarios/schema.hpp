@@ -7,8 +7,10 @@
 //
 // Paths: dotted object keys; "[]" marks the elements of an array of objects, e.g. "jobs[].workload.op".
 // Concrete paths in messages and in --set use indices: "jobs[0].workload.op" (also "jobs.0.workload.op").
-// A key of type Object is passed through unvalidated here (its consumer validates it, e.g. "packet" is
-// checked by PacketConfig::apply_json and "fabric.params" by the generator's own key list).
+// A key of type Object whose children are declared (e.g. "packet" and "packet.mtu_bytes") is checked key by
+// key; one without declared children is passed through (its consumer validates it, e.g. "fabric.params" by
+// the generator's own key list). A key declared with fill_default = false shows its default in the table
+// but is left out of the effective configuration unless given (so a calibration profile can set it).
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -36,6 +38,7 @@ struct KeyDecl {
   std::string description;
   std::vector<std::string> choices; ///< String: allowed values
   double min = -1e300, max = 1e300;
+  bool fill_default = true; ///< false: the default is documented, not written into the effective document
 };
 
 class Schema {
@@ -43,6 +46,8 @@ class Schema {
   void add(KeyDecl d);
   const std::vector<KeyDecl>& keys() const { return keys_; }
   const KeyDecl* find(const std::string& generic_path) const;
+  /// True when some key is declared below `generic_path` ("packet" -> "packet.mtu_bytes").
+  bool has_children(const std::string& generic_path) const;
 
   /// Validates `doc` (from `where`, e.g. a file name) and returns it completed with defaults, values
   /// normalised (sizes as integers, lists as arrays). Throws InputError "WHERE: key 'PATH': ...".

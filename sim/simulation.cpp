@@ -64,7 +64,7 @@ bool Simulation::cancel(const EventHandle& h) {
   return true;
 }
 
-RunResult Simulation::run(const StopConditions& stop) {
+RunStats Simulation::run(const StopConditions& stop) {
   if (running_) throw std::logic_error("Simulation::run called from inside an event handler");
   running_ = true;
   struct Reset {
@@ -73,7 +73,7 @@ RunResult Simulation::run(const StopConditions& stop) {
   } reset{running_};
   stop_requested_ = false;
 
-  RunResult r;
+  RunStats r;
   auto finish = [&](StopReason why) {
     r.reason = why;
     r.now = now_;

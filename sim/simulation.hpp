@@ -71,7 +71,8 @@ enum class StopReason : std::uint8_t {
 };
 const char* to_string(StopReason r);
 
-struct RunResult {
+/// What Simulation::run() returns (a scenario's result is scen::RunResult).
+struct RunStats {
   StopReason reason = StopReason::QueueEmpty;
   std::uint64_t events_executed = 0;  ///< in this run() call (skipped cancelled events not counted)
   std::uint64_t events_cancelled = 0; ///< cancelled events discarded from the queue in this call
@@ -145,7 +146,7 @@ class Simulation {
   /// Runs events in (time, seq) order until a stop condition holds. May be called again to continue.
   /// Throws DeadlockError when it runs out of foreground events with packets in flight; exceptions from
   /// handlers propagate (the failing event counts as executed).
-  RunResult run(const StopConditions& stop = {});
+  RunStats run(const StopConditions& stop = {});
   /// From inside a handler: stop after the current event (reason Stopped).
   void request_stop() { stop_requested_ = true; }
 

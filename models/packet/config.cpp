@@ -2,32 +2,27 @@
 
 #include "sim/error.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <type_traits>
 
 namespace ibn::pkt {
 
 std::string to_string(ArMode m) {
-  switch (m) {
-  case ArMode::Off:
-    return "off";
-  case ArMode::PerPacket:
-    return "per-packet";
-  case ArMode::Bounded:
-    return "bounded";
-  }
-  return "?";
+  return choice_name(kArModes, m);
 }
 
 ArMode parse_ar_mode(const std::string& s, const std::string& what) {
-  if (s == "off" || s == "static") return ArMode::Off;
-  if (s == "per-packet" || s == "free") return ArMode::PerPacket;
-  if (s == "bounded") return ArMode::Bounded;
-  throw InputError(what + ": unknown adaptive-routing mode '" + s +
-                   "' (expected off, per-packet or bounded)");
+  return parse_choice(kArModes, s, what, "adaptive-routing mode");
+}
+
+CcMode parse_cc_mode(const std::string& s, const std::string& what) {
+  return parse_choice(kCcModes, s, what, "congestion control");
 }
 
 std::string to_string(LinkLayer l) {
-  return l == LinkLayer::InfiniBand ? "ib" : "rocev2";
+  return choice_name(kLinkLayers, l);
 }
 
 std::vector<VlArbEntry> parse_vl_arb(const std::string& text, const std::string& what) {
@@ -70,23 +65,185 @@ Time default_switch_latency(const std::string& generation) {
   return Time::ns(200);
 }
 
+namespace {
+
+using J = nlohmann::json;
+constexpr double kNoMax = 1e300;
+constexpr double kU32Max = 4294967295.0;
+
+// Knob builders: the accessors come from the member pointer, so a knob is one line of the table below.
+template <auto M>
+PacketKnob integer_knob(const char* name, const char* unit, double min, double max, const char* doc) {
+  return {name, KnobKind::Integer, unit, min, max, doc, {},
+          [](const PacketConfig& c) -> J { return c.*M; },
+          [](PacketConfig& c, const J& v, const std::string&) {
+            c.*M = static_cast<std::remove_reference_t<decltype(c.*M)>>(v.get<double>());
+          }};
+}
+template <auto M>
+PacketKnob number_knob(const char* name, const char* unit, double min, double max, const char* doc) {
+  return {name, KnobKind::Number, unit, min, max, doc, {},
+          [](const PacketConfig& c) -> J { return c.*M; },
+          [](PacketConfig& c, const J& v, const std::string&) { c.*M = v.get<double>(); }};
+}
+template <auto M> PacketKnob time_ns_knob(const char* name, const char* doc) {
+  return {name, KnobKind::Number, "ns", 0, kNoMax, doc, {},
+          [](const PacketConfig& c) -> J { return (c.*M).to_ns(); },
+          [](PacketConfig& c, const J& v, const std::string&) { c.*M = Time::from_ns(v.get<double>()); }};
+}
+template <auto M, auto& Table> PacketKnob choice_knob(const char* name, const char* doc) {
+  return {name, KnobKind::Choice, "", 0, 0, doc, choice_names(Table),
+          [](const PacketConfig& c) -> J { return choice_name(Table, c.*M); },
+          [](PacketConfig& c, const J& v, const std::string& path) {
+            c.*M = parse_choice(Table, v.get<std::string>(), path, "value");
+          }};
+}
+
+std::vector<PacketKnob> make_knobs() {
+  using C = PacketConfig;
+  return {
+      {"link_layer", KnobKind::Choice, "", 0, 0,
+       "Link-layer framing: ib or rocev2; setting it also sets header_bytes (26 or 82).",
+       choice_names(kLinkLayers), [](const C& c) -> J { return to_string(c.link_layer); },
+       [](C& c, const J& v, const std::string& path) {
+         c.link_layer = parse_choice(kLinkLayers, v.get<std::string>(), path, "link layer");
+         c.header_bytes = c.link_layer == LinkLayer::InfiniBand ? 26 : 82;
+       }},
+      integer_knob<&C::mtu_bytes>("mtu_bytes", "bytes", 256, 4096,
+                                  "Path MTU (payload per packet): 256, 512, 1024, 2048 or 4096."),
+      integer_knob<&C::header_bytes>("header_bytes", "bytes", 1, 512,
+                                     "Per-packet overhead on the wire (IB 26, RoCEv2 82)."),
+      integer_knob<&C::reth_bytes>("reth_bytes", "bytes", 0, kU32Max,
+                                   "Extra on the first packet of an RDMA WRITE and on a READ request."),
+      integer_knob<&C::ack_payload_bytes>("ack_payload_bytes", "bytes", 0, kU32Max, "AETH on ACK/NAK packets."),
+      time_ns_knob<&C::switch_latency>("switch_latency_ns",
+                                       "Cut-through port-to-port latency (NDR 200, HDR 130, EDR 90)."),
+      time_ns_knob<&C::fec_latency>("fec_latency_ns", "Extra per-hop latency of FEC, added to every cable."),
+      time_ns_knob<&C::nic_tx_latency>("nic_tx_latency_ns", "From a post to the first packet leaving the HCA."),
+      time_ns_knob<&C::nic_rx_latency>("nic_rx_latency_ns",
+                                       "From a message's last byte arriving to its completion."),
+      integer_knob<&C::switch_buffer_bytes>("switch_buffer_bytes", "bytes", 0, kU32Max,
+                                            "Input buffer per switch port and data VL (64-byte credits)."),
+      integer_knob<&C::hca_buffer_bytes>("hca_buffer_bytes", "bytes", 0, kU32Max,
+                                         "HCA receive buffer per data VL."),
+      integer_knob<&C::num_vls>("num_vls", "", 1, 15, "Data VLs."),
+      {"vl_arb_high", KnobKind::Text, "", 0, 0,
+       "High-priority VL arbitration table, OpenSM syntax VL:WEIGHT,... (weights in 64-byte units).", {},
+       [](const C& c) -> J { return to_string(c.vl_arb_high); },
+       [](C& c, const J& v, const std::string& path) { c.vl_arb_high = parse_vl_arb(v.get<std::string>(), path); }},
+      {"vl_arb_low", KnobKind::Text, "", 0, 0,
+       "Low-priority VL arbitration table (\"\": every data VL with weight 4).", {},
+       [](const C& c) -> J { return to_string(c.vl_arb_low); },
+       [](C& c, const J& v, const std::string& path) { c.vl_arb_low = parse_vl_arb(v.get<std::string>(), path); }},
+      integer_knob<&C::vl_high_limit>("vl_high_limit", "4096 B", 0, 255,
+                                      "High-priority data before one low-priority packet may go (255 = no limit)."),
+      integer_knob<&C::ack_every_packets>("ack_every_packets", "packets", 1, kU32Max,
+                                          "The responder ACKs every N packets and every message's last."),
+      choice_knob<&C::ar_mode, kArModes>("ar_mode",
+                                         "Adaptive routing at switches; prefer the scenario key routing.adaptive."),
+      time_ns_knob<&C::ar_bound_window>("ar_bound_window_ns",
+                                        "Bounded AR: how long a destination keeps its chosen port."),
+      time_ns_knob<&C::credit_update_delay>("credit_update_delay_ns",
+                                            "Credit return delay beyond the cable propagation."),
+      {"ack_timeout_us", KnobKind::Number, "us", 0, kNoMax,
+       "Local ACK timeout (4.096 us x 2^20 = NCCL_IB_TIMEOUT 20).", {},
+       [](const C& c) -> J { return c.ack_timeout.to_us(); },
+       [](C& c, const J& v, const std::string&) { c.ack_timeout = Time::from_us(v.get<double>()); }},
+      integer_knob<&C::retry_count>("retry_count", "", 0, 7, "Retransmissions before a QP gives up."),
+      integer_knob<&C::max_rd_atomic>("max_rd_atomic", "", 1, kU32Max, "Outstanding RDMA READs per QP."),
+      number_knob<&C::bit_error_rate>("bit_error_rate", "per bit", 0, 1e-3,
+                                      "A corrupted packet is dropped at its receiver; below 1e-3."),
+      number_knob<&C::hca_rate_gbps>("hca_rate_gbps", "Gb/s", 0, 1e6,
+                                     "HCA injection cap (0 = none), e.g. a PCIe-limited NIC."),
+      choice_knob<&C::flow_control, kFlowControls>("flow_control",
+                                                   "Link-level flow control: credits (IB) or pfc (RoCE lossless)."),
+      choice_knob<&C::cc, kCcModes>("cc", "End-to-end congestion control; prefer the scenario key cc.algorithm."),
+      {"dcqcn", KnobKind::Object, "", 0, 0, "DCQCN parameters (docs/congestion-control.md).", {},
+       [](const C& c) -> J { return c.dcqcn.to_json(); },
+       [](C& c, const J& v, const std::string& path) { c.dcqcn.apply_json(v, path); }},
+      {"ibcc", KnobKind::Object, "", 0, 0, "IB CC parameters (docs/congestion-control.md).", {},
+       [](const C& c) -> J { return c.ibcc.to_json(); },
+       [](C& c, const J& v, const std::string& path) { c.ibcc.apply_json(v, path); }},
+      {"pfc", KnobKind::Object, "", 0, 0, "PFC parameters (docs/congestion-control.md).", {},
+       [](const C& c) -> J { return c.pfc.to_json(); },
+       [](C& c, const J& v, const std::string& path) { c.pfc.apply_json(v, path); }},
+      number_knob<&C::trace_interval_ns>("trace_interval_ns", "ns", 0, kNoMax,
+                                         "Queue traces: output-port queues sampled at this period (0 = off)."),
+      {"trace_rates", KnobKind::Bool, "", 0, 0, "Rate traces: record every change of a QP's CC rate.", {},
+       [](const C& c) -> J { return c.trace_rates; },
+       [](C& c, const J& v, const std::string&) { c.trace_rates = v.get<bool>(); }},
+  };
+}
+
+std::string num_text(double x) {
+  std::ostringstream o;
+  o << x;
+  return o.str();
+}
+
+void check_range(const PacketKnob& k, double x, const std::string& path) {
+  if (x < k.min)
+    throw InputError(path + ": " + (k.min == 0 ? std::string("must not be negative") : "must be at least " + num_text(k.min)) +
+                     ", got " + num_text(x));
+  if (x > k.max) throw InputError(path + ": must be at most " + num_text(k.max) + ", got " + num_text(x));
+}
+
+} // namespace
+
+const std::vector<PacketKnob>& packet_knobs() {
+  static const std::vector<PacketKnob> knobs = make_knobs(); // immutable after construction
+  return knobs;
+}
+
+void check_knob_value(const PacketKnob& k, const nlohmann::json& v, const std::string& path) {
+  switch (k.kind) {
+  case KnobKind::Integer:
+    if (!v.is_number() || v.get<double>() != std::floor(v.get<double>()))
+      throw InputError(path + ": expected a whole number, got " + v.dump());
+    check_range(k, v.get<double>(), path);
+    return;
+  case KnobKind::Number:
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      throw InputError(path + ": expected a number, got " + v.dump());
+    check_range(k, v.get<double>(), path);
+    return;
+  case KnobKind::Bool:
+    if (!v.is_boolean()) throw InputError(path + ": expected true or false, got " + v.dump());
+    return;
+  case KnobKind::Choice: {
+    std::string known;
+    for (std::size_t i = 0; i < k.choices.size(); ++i)
+      known += (i == 0 ? "" : i + 1 == k.choices.size() ? " or " : ", ") + ("\"" + k.choices[i] + "\"");
+    if (!v.is_string()) throw InputError(path + ": expected " + known + ", got " + v.dump());
+    for (const auto& c : k.choices)
+      if (c == v.get<std::string>()) return;
+    throw InputError(path + ": expected " + known + ", got " + v.dump());
+  }
+  case KnobKind::Text:
+    if (!v.is_string()) throw InputError(path + ": expected a string such as \"0:4,1:4\", got " + v.dump());
+    return;
+  case KnobKind::Object:
+    if (!v.is_object()) throw InputError(path + ": expected an object, got " + v.dump());
+    return;
+  }
+}
+
 void PacketConfig::validate() const {
+  // Every knob's declared range.
+  for (const auto& k : packet_knobs())
+    if (k.kind == KnobKind::Integer || k.kind == KnobKind::Number)
+      check_range(k, k.get(*this).get<double>(), std::string("packet.") + k.name);
+  // The rules between knobs (and the MTU's allowed values).
   auto bad = [](const std::string& key, const std::string& msg) {
     throw InputError("packet." + key + ": " + msg);
   };
   if (mtu_bytes != 256 && mtu_bytes != 512 && mtu_bytes != 1024 && mtu_bytes != 2048 && mtu_bytes != 4096)
     bad("mtu_bytes", "must be 256, 512, 1024, 2048 or 4096, got " + std::to_string(mtu_bytes));
-  if (header_bytes == 0 || header_bytes > 512) bad("header_bytes", "must be 1..512");
-  if (num_vls < 1 || num_vls > 15) bad("num_vls", "must be 1..15");
   const std::uint32_t max_pkt = mtu_bytes + header_bytes + reth_bytes;
   if (switch_buffer_bytes < max_pkt)
     bad("switch_buffer_bytes", "must hold at least one full packet (" + std::to_string(max_pkt) + " bytes)");
   if (hca_buffer_bytes < max_pkt)
     bad("hca_buffer_bytes", "must hold at least one full packet (" + std::to_string(max_pkt) + " bytes)");
-  if (ack_every_packets == 0) bad("ack_every_packets", "must be at least 1");
-  if (switch_latency < Time::zero() || nic_tx_latency < Time::zero() || nic_rx_latency < Time::zero() ||
-      fec_latency < Time::zero() || credit_update_delay < Time::zero())
-    bad("latency", "latencies must not be negative");
   for (const auto* table : {&vl_arb_high, &vl_arb_low})
     for (const auto& e : *table) {
       if (e.vl < 0 || e.vl >= num_vls)
@@ -103,156 +260,30 @@ void PacketConfig::validate() const {
         bad("vl_arb_low", "data VL " + std::to_string(v) +
                               " has no entry with a weight above 0: its packets would never leave");
     }
-  if (vl_high_limit < 0 || vl_high_limit > 255)
-    bad("vl_high_limit", "must be 0..255 (4096-byte units, 255 = no limit)");
-  if (!(bit_error_rate >= 0.0 && bit_error_rate < 1e-3)) bad("bit_error_rate", "must be in [0, 1e-3)");
-  if (retry_count < 0 || retry_count > 7) bad("retry_count", "must be 0..7");
-  if (max_rd_atomic == 0) bad("max_rd_atomic", "must be at least 1");
-  if (!(hca_rate_gbps >= 0.0 && hca_rate_gbps <= 1e6))
-    bad("hca_rate_gbps", "must be in [0, 1e6] (0 = no cap)");
+  if (!(bit_error_rate < 1e-3)) bad("bit_error_rate", "must be in [0, 1e-3)");
   dcqcn.validate("packet.dcqcn");
   ibcc.validate("packet.ibcc");
   pfc.validate("packet.pfc");
   if (flow_control == FlowControl::Pfc && pfc.buffer_bytes < 2 * max_pkt)
     bad("pfc.buffer_bytes",
         "must hold at least two full packets (" + std::to_string(2 * max_pkt) + " bytes)");
-  if (!(trace_interval_ns >= 0)) bad("trace_interval_ns", "must be >= 0");
 }
 
 nlohmann::json PacketConfig::to_json() const {
-  return {{"link_layer", to_string(link_layer)},
-          {"mtu_bytes", mtu_bytes},
-          {"header_bytes", header_bytes},
-          {"reth_bytes", reth_bytes},
-          {"ack_payload_bytes", ack_payload_bytes},
-          {"switch_latency_ns", switch_latency.to_ns()},
-          {"fec_latency_ns", fec_latency.to_ns()},
-          {"nic_tx_latency_ns", nic_tx_latency.to_ns()},
-          {"nic_rx_latency_ns", nic_rx_latency.to_ns()},
-          {"switch_buffer_bytes", switch_buffer_bytes},
-          {"hca_buffer_bytes", hca_buffer_bytes},
-          {"num_vls", num_vls},
-          {"vl_arb_high", to_string(vl_arb_high)},
-          {"vl_arb_low", to_string(vl_arb_low)},
-          {"vl_high_limit", vl_high_limit},
-          {"ack_every_packets", ack_every_packets},
-          {"ar_mode", to_string(ar_mode)},
-          {"ar_bound_window_ns", ar_bound_window.to_ns()},
-          {"credit_update_delay_ns", credit_update_delay.to_ns()},
-          {"ack_timeout_us", ack_timeout.to_us()},
-          {"retry_count", retry_count},
-          {"max_rd_atomic", max_rd_atomic},
-          {"bit_error_rate", bit_error_rate},
-          {"hca_rate_gbps", hca_rate_gbps},
-          {"flow_control", to_string(flow_control)},
-          {"cc", to_string(cc)},
-          {"dcqcn", dcqcn.to_json()},
-          {"ibcc", ibcc.to_json()},
-          {"pfc", pfc.to_json()},
-          {"trace_interval_ns", trace_interval_ns},
-          {"trace_rates", trace_rates}};
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& k : packet_knobs()) j[k.name] = k.get(*this);
+  return j;
 }
 
 void PacketConfig::apply_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where + ": expected an object of packet-engine settings");
+  const auto& knobs = packet_knobs();
   for (const auto& [key, v] : j.items()) {
     const std::string path = where + "." + key;
-    auto num = [&]() {
-      if (!v.is_number()) throw InputError(path + ": expected a number");
-      const double d = v.get<double>();
-      if (d < 0) throw InputError(path + ": must not be negative");
-      return d;
-    };
-    auto u32 = [&]() {
-      const double d = num();
-      if (d != std::floor(d) || d > 4e9) throw InputError(path + ": expected a whole number");
-      return static_cast<std::uint32_t>(d);
-    };
-    if (key == "link_layer") {
-      const std::string s = v.is_string() ? v.get<std::string>() : "";
-      if (s == "ib")
-        link_layer = LinkLayer::InfiniBand, header_bytes = 26;
-      else if (s == "rocev2")
-        link_layer = LinkLayer::RoCEv2, header_bytes = 82;
-      else
-        throw InputError(path + ": expected \"ib\" or \"rocev2\"");
-    } else if (key == "mtu_bytes")
-      mtu_bytes = u32();
-    else if (key == "header_bytes")
-      header_bytes = u32();
-    else if (key == "reth_bytes")
-      reth_bytes = u32();
-    else if (key == "ack_payload_bytes")
-      ack_payload_bytes = u32();
-    else if (key == "switch_latency_ns")
-      switch_latency = Time::from_ns(num());
-    else if (key == "fec_latency_ns")
-      fec_latency = Time::from_ns(num());
-    else if (key == "nic_tx_latency_ns")
-      nic_tx_latency = Time::from_ns(num());
-    else if (key == "nic_rx_latency_ns")
-      nic_rx_latency = Time::from_ns(num());
-    else if (key == "switch_buffer_bytes")
-      switch_buffer_bytes = u32();
-    else if (key == "hca_buffer_bytes")
-      hca_buffer_bytes = u32();
-    else if (key == "num_vls")
-      num_vls = static_cast<int>(u32());
-    else if (key == "vl_arb_high" || key == "vl_arb_low") {
-      if (!v.is_string()) throw InputError(path + ": expected a string such as \"0:4,1:4\"");
-      (key == "vl_arb_high" ? vl_arb_high : vl_arb_low) = parse_vl_arb(v.get<std::string>(), path);
-    } else if (key == "vl_high_limit")
-      vl_high_limit = static_cast<int>(u32());
-    else if (key == "ack_every_packets")
-      ack_every_packets = u32();
-    else if (key == "ar_mode") {
-      if (!v.is_string()) throw InputError(path + ": expected a string");
-      ar_mode = parse_ar_mode(v.get<std::string>(), path);
-    } else if (key == "ar_bound_window_ns")
-      ar_bound_window = Time::from_ns(num());
-    else if (key == "credit_update_delay_ns")
-      credit_update_delay = Time::from_ns(num());
-    else if (key == "ack_timeout_us")
-      ack_timeout = Time::from_us(num());
-    else if (key == "retry_count")
-      retry_count = static_cast<int>(u32());
-    else if (key == "max_rd_atomic")
-      max_rd_atomic = u32();
-    else if (key == "bit_error_rate")
-      bit_error_rate = num();
-    else if (key == "hca_rate_gbps")
-      hca_rate_gbps = num();
-    else if (key == "flow_control") {
-      const std::string s = v.is_string() ? v.get<std::string>() : "";
-      if (s == "credits")
-        flow_control = FlowControl::Credits;
-      else if (s == "pfc")
-        flow_control = FlowControl::Pfc;
-      else
-        throw InputError(path + ": expected \"credits\" or \"pfc\"");
-    } else if (key == "cc") {
-      const std::string s = v.is_string() ? v.get<std::string>() : "";
-      if (s == "none")
-        cc = CcMode::None;
-      else if (s == "dcqcn")
-        cc = CcMode::Dcqcn;
-      else if (s == "ibcc")
-        cc = CcMode::IbCc;
-      else
-        throw InputError(path + ": expected \"none\", \"dcqcn\" or \"ibcc\"");
-    } else if (key == "dcqcn")
-      dcqcn.apply_json(v, path);
-    else if (key == "ibcc")
-      ibcc.apply_json(v, path);
-    else if (key == "pfc")
-      pfc.apply_json(v, path);
-    else if (key == "trace_interval_ns")
-      trace_interval_ns = num();
-    else if (key == "trace_rates") {
-      if (!v.is_boolean()) throw InputError(path + ": expected true or false");
-      trace_rates = v.get<bool>();
-    } else
-      throw InputError(path + ": unknown key");
+    const auto it = std::find_if(knobs.begin(), knobs.end(), [&](const PacketKnob& k) { return key == k.name; });
+    if (it == knobs.end()) throw InputError(path + ": unknown key");
+    check_knob_value(*it, v, path);
+    it->set(*this, v, path);
   }
   validate();
 }

@@ -2,6 +2,7 @@
 // PacketConfig: every knob of the packet engine's device models, declared once with its unit and default
 // (model-reference.md §1, §2.3, §4, §8). The effective values are written into every result's manifest.
 #include "models/packet/cc.hpp"
+#include "sim/choice.hpp"
 #include "sim/time.hpp"
 
 #include <nlohmann/json.hpp>
@@ -16,12 +17,23 @@ namespace ibn::pkt {
 /// bounded (a destination keeps its port for `ar_bound_window` after a choice, as LIDBindTime in
 /// Mellanox's flit model).
 enum class ArMode : std::uint8_t { Off, PerPacket, Bounded };
+inline constexpr Choice<ArMode> kArModes[] = {
+    {ArMode::Off, "off"}, {ArMode::PerPacket, "per-packet"}, {ArMode::Bounded, "bounded"}};
 std::string to_string(ArMode m);
+/// "off", "per-packet" or "bounded"; InputError naming `what` otherwise.
 ArMode parse_ar_mode(const std::string& s, const std::string& what);
+
+inline constexpr Choice<CcMode> kCcModes[] = {
+    {CcMode::None, "none"}, {CcMode::Dcqcn, "dcqcn"}, {CcMode::IbCc, "ibcc"}};
+/// "none", "dcqcn" or "ibcc"; InputError naming `what` otherwise.
+CcMode parse_cc_mode(const std::string& s, const std::string& what);
+inline constexpr Choice<FlowControl> kFlowControls[] = {{FlowControl::Credits, "credits"},
+                                                         {FlowControl::Pfc, "pfc"}};
 
 /// Link layer framing: InfiniBand (26 B per packet: LRH 8 + BTH 12 + ICRC 4 + VCRC 2) or RoCEv2
 /// (82 B on the wire: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 + preamble/SFD 8 + IFG 12).
 enum class LinkLayer : std::uint8_t { InfiniBand, RoCEv2 };
+inline constexpr Choice<LinkLayer> kLinkLayers[] = {{LinkLayer::InfiniBand, "ib"}, {LinkLayer::RoCEv2, "rocev2"}};
 std::string to_string(LinkLayer l);
 
 /// One entry of a VL arbitration table (IBA §7.6.9): a data VL and its weight in 64-byte units (0 skips).
@@ -79,12 +91,35 @@ struct PacketConfig {
 
   /// Credits (64-byte blocks) a packet of `wire_bytes` needs.
   static std::uint32_t credits_for(std::uint32_t wire_bytes) { return (wire_bytes + 63) / 64; }
-  /// Checks ranges; throws InputError naming the key.
+  /// Checks every knob's declared range, then the rules between knobs; throws InputError naming the key.
   void validate() const;
+  /// Every knob by its declared name (what manifests record); apply_json() takes it back.
   nlohmann::json to_json() const;
-  /// Applies the keys present in `j` (unknown keys are an InputError naming `where`.key).
+  /// Applies the keys present in `j` (unknown keys are an InputError naming `where`.key), each checked
+  /// against its declaration, then validate().
   void apply_json(const nlohmann::json& j, const std::string& where);
 };
+
+/// What a knob's JSON value is: a whole number, a number, true/false, one of `choices`, free text, or an
+/// object handed to its own parser (dcqcn, ibcc, pfc).
+enum class KnobKind : std::uint8_t { Integer, Number, Bool, Choice, Text, Object };
+
+/// One PacketConfig knob, declared once: this table drives validate() (ranges), to_json(), apply_json()
+/// and the scenario keys `packet.<name>` (their --set parsing and `ibnetsim list --keys`).
+struct PacketKnob {
+  const char* name;
+  KnobKind kind;
+  const char* unit; ///< "bytes", "ns", "us", "Gb/s", "" ...
+  double min, max;  ///< Integer and Number: the allowed range (inclusive)
+  const char* doc;
+  std::vector<std::string> choices;                  ///< Choice: the accepted names
+  nlohmann::json (*get)(const PacketConfig&);        ///< the value as to_json() writes it
+  void (*set)(PacketConfig&, const nlohmann::json&, const std::string& path); ///< a value already checked
+};
+/// Every knob, in the order of the struct.
+const std::vector<PacketKnob>& packet_knobs();
+/// Checks `v` against `k`'s kind, range and choices; InputError "PATH: ..." otherwise.
+void check_knob_value(const PacketKnob& k, const nlohmann::json& v, const std::string& path);
 
 /// Defaults for a link generation's switch latency: EDR 90 ns, HDR 130 ns, NDR/XDR 200 ns, older 200 ns.
 Time default_switch_latency(const std::string& generation);

@@ -97,6 +97,20 @@ TEST_CASE("run and whatif: bad input names the file and key, exit code 2") {
   CHECK(r.out.find("jobs[0].nodes") != std::string::npos);
   r = ibn::test::run_cli("whatif --routing sideways -o " + (dir / "o").string());
   CHECK(r.code == 2);
+  // Keys that set the same thing and disagree: refused, naming both (not one silently overwriting the other).
+  const auto example = kExamples + "small-allreduce.json";
+  r = ibn::test::run_cli("run " + example + " --set routing.adaptive=per-packet --set packet.ar_mode=off -o " +
+                         (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("'routing.adaptive'") != std::string::npos);
+  CHECK(r.out.find("'packet.ar_mode'") != std::string::npos);
+  r = ibn::test::run_cli("run " + example + " --set cc.algorithm=none --set packet.cc=dcqcn -o " + (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("'cc.algorithm'") != std::string::npos);
+  CHECK(r.out.find("'packet.cc'") != std::string::npos);
+  r = ibn::test::run_cli("run " + example + " --set packet.mtu_bytes=lots -o " + (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("packet.mtu_bytes") != std::string::npos);
 }
 
 TEST_CASE("run --trace: a Chrome trace of the first measured iteration's transfers") {

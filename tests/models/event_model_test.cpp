@@ -50,7 +50,7 @@ Outcome run(const topo::Fabric& f, const PacketConfig& cfg, const std::string& r
             const std::function<void(PacketNetwork&)>& post) {
   test::Run r(f, cfg, routing, em);
   post(*r.net);
-  const RunResult rr = r.sim.run();
+  const RunStats rr = r.sim.run();
   Outcome o;
   for (std::size_t i = 0; i < r.net->num_messages(); ++i)
     o.msgs.push_back(r.net->message(static_cast<MessageId>(i)));

@@ -1,4 +1,6 @@
 // Scenario files: the declared schema, defaults, --set overrides and every bad-input message.
+#include "models/routing/routing.hpp"
+#include "scenarios/placement.hpp"
 #include "scenarios/scenario.hpp"
 #include "tests/test_util.hpp"
 
@@ -15,7 +17,7 @@ using J = nlohmann::json;
 
 TEST_CASE("scenario: an empty document gets every default") {
   const auto s = make_scenario(J::object(), "x.json", "");
-  CHECK(s.engine == "packet");
+  CHECK(s.engine == EngineKind::Packet);
   CHECK(s.seed == 1);
   CHECK(s.fabric_generator == "fat-tree");
   REQUIRE(s.jobs.size() == 1);
@@ -41,7 +43,7 @@ TEST_CASE("scenario: --set overrides typed by the declaration") {
   CHECK(s.seed == 7);
   CHECK(s.jobs[0].nodes == 4);
   CHECK_FALSE(s.jobs[1].workload.loop);
-  CHECK(s.adaptive_routing == "per-packet");
+  CHECK(s.adaptive_routing == pkt::ArMode::PerPacket);
   CHECK(s.jobs[0].workload.sizes_bytes == std::vector<std::uint64_t>{65536, 1u << 20});
   CHECK(s.fabric_params.at("radix") == 8);
   // Appending a job with index == size.
@@ -117,4 +119,112 @@ TEST_CASE("scenario: every example in scenarios/examples validates") {
     ++n;
   }
   CHECK(n >= 3);
+}
+
+TEST_CASE("scenario: choices are parsed once into enums, named as the tables and registries name them") {
+  const auto s = make_scenario(
+      J{{"engine", "flow"},
+        {"cc", {{"algorithm", "dcqcn"}}},
+        {"jobs", J::array({J{{"workload", {{"op", "allgather"}, {"jitter", {{"distribution", "exponential"}}}}}}})},
+        {"background", J::array({J{{"pattern", "incast"}}})}},
+      "x", "");
+  CHECK(s.engine == EngineKind::Flow);
+  CHECK(s.cc == pkt::CcMode::Dcqcn);
+  CHECK(s.jobs[0].workload.op == CollOp::AllGather);
+  CHECK(s.jobs[0].workload.jitter.distribution == JitterDist::Exponential);
+  CHECK(s.background[0].pattern == BackgroundPattern::Incast);
+  // A key's accepted names are the registry's (or the enum table's), so a new entry is accepted everywhere.
+  const auto& schema = scenario_schema();
+  std::vector<std::string> routing{"auto"};
+  const auto routing_reg = routing::builtin_routing();
+  for (const auto& e : routing_reg.entries()) routing.push_back(e.name);
+  CHECK(schema.find("routing.algorithm")->choices == routing);
+  std::vector<std::string> placement;
+  const auto placement_reg = builtin_placement_policies();
+  for (const auto& e : placement_reg.entries()) placement.push_back(e.name);
+  CHECK(schema.find("jobs[].placement")->choices == placement);
+  std::vector<std::string> algorithms;
+  const auto collectives_reg = builtin_collectives();
+  for (const auto& e : collectives_reg.entries()) algorithms.push_back(e.name);
+  CHECK(schema.find("jobs[].workload.algorithm")->choices == algorithms);
+  CHECK(schema.find("routing.adaptive")->choices == std::vector<std::string>{"off", "per-packet", "bounded"});
+  CHECK(error_of([] { make_scenario(J{{"jobs", J::array({J{{"placement", "diagonal"}}})}}, "s", ""); })
+            .find("'diagonal' is not one of: linear") != std::string::npos);
+}
+
+TEST_CASE("scenario: packet keys are declared once and typed by their declaration") {
+  const auto& schema = scenario_schema();
+  const pkt::PacketConfig defaults;
+  const auto written = defaults.to_json();
+  for (const auto& k : pkt::packet_knobs()) {
+    CAPTURE(k.name);
+    const auto* d = schema.find(std::string("packet.") + k.name);
+    REQUIRE(d != nullptr);
+    if (k.kind != pkt::KnobKind::Object) CHECK(d->default_value == written.at(k.name)); // what the engine uses
+    CHECK_FALSE(d->fill_default);
+    CHECK(!d->description.empty());
+  }
+  CHECK(written.size() == pkt::packet_knobs().size()); // to_json writes every knob, and only those
+  // Defaults are documented but not written into the effective configuration (a profile may set them).
+  CHECK(make_scenario(J::object(), "x", "").effective.at("packet") == J::object());
+  const auto s = make_scenario(J::object(), "x", "", {"packet.mtu_bytes=2048", "packet.trace_rates=true"});
+  CHECK(s.packet == J{{"mtu_bytes", 2048}, {"trace_rates", true}});
+  CHECK(error_of([] { make_scenario(J::object(), "s", "", {"packet.mtu_bytes=big"}); }).find("not an integer") !=
+        std::string::npos);
+  CHECK(error_of([] { make_scenario(J{{"packet", {{"colour", 1}}}}, "s.json", ""); })
+            .find("s.json: key 'packet.colour': unknown key (known here: link_layer, mtu_bytes") == 0);
+  CHECK(error_of([] { make_scenario(J{{"packet", {{"num_vls", 16}}}}, "s.json", ""); })
+            .find("key 'packet.num_vls': value 16 out of range [1, 15]") != std::string::npos);
+  CHECK(error_of([] { make_scenario(J{{"packet", {{"flow_control", "xon"}}}}, "s.json", ""); })
+            .find("'xon' is not one of: credits, pfc") != std::string::npos);
+  // Rules between knobs are checked when the scenario is read, not when a point runs.
+  CHECK(error_of([] { make_scenario(J{{"packet", {{"mtu_bytes", 3000}}}}, "s.json", ""); })
+            .find("s.json: packet.mtu_bytes: must be 256, 512") == 0);
+  // The packet engine reads the same declaration: apply_json checks kind and range, to_json round-trips.
+  pkt::PacketConfig c;
+  c.apply_json(J{{"link_layer", "rocev2"}, {"ack_timeout_us", 8.0}, {"vl_arb_low", "0:4"}}, "packet");
+  CHECK(c.header_bytes == 82);
+  CHECK(c.ack_timeout == Time::us(8));
+  pkt::PacketConfig back;
+  back.apply_json(c.to_json(), "packet");
+  CHECK(back.to_json() == c.to_json());
+  CHECK(error_of([] { pkt::PacketConfig().apply_json(J{{"retry_count", 9}}, "packet"); }) ==
+        "packet.retry_count: must be at most 7, got 9");
+  CHECK(error_of([] { pkt::PacketConfig().apply_json(J{{"num_vls", 1.5}}, "packet"); })
+            .find("packet.num_vls: expected a whole number") == 0);
+}
+
+TEST_CASE("scenario: conflicting keys are refused, naming both; a packet key alone sets the scenario key") {
+  // routing.adaptive vs packet.ar_mode
+  CHECK(error_of([] {
+          make_scenario(J{{"routing", {{"adaptive", "per-packet"}}}, {"packet", {{"ar_mode", "off"}}}}, "s.json", "");
+        }).find("s.json: keys 'routing.adaptive' (\"per-packet\") and 'packet.ar_mode' (\"off\") disagree") == 0);
+  CHECK(error_of([] {
+          make_scenario(J{{"packet", {{"ar_mode", "bounded"}}}}, "s.json", "", {"routing.adaptive=off"});
+        }).find("'routing.adaptive'") != std::string::npos);
+  const auto same =
+      make_scenario(J{{"routing", {{"adaptive", "bounded"}}}, {"packet", {{"ar_mode", "bounded"}}}}, "s", "");
+  CHECK(same.adaptive_routing == pkt::ArMode::Bounded);
+  const auto alone = make_scenario(J{{"packet", {{"ar_mode", "per-packet"}}}}, "s", "");
+  CHECK(alone.adaptive_routing == pkt::ArMode::PerPacket);
+  CHECK(alone.effective.at("routing").at("adaptive") == "per-packet");
+  // A study re-reads the effective configuration: it stays consistent.
+  CHECK(make_scenario(alone.effective, "s", "").adaptive_routing == pkt::ArMode::PerPacket);
+
+  // cc.algorithm vs packet.cc: packet.cc no longer survives cc.algorithm none.
+  CHECK(error_of([] {
+          make_scenario(J{{"cc", {{"algorithm", "none"}}}, {"packet", {{"cc", "dcqcn"}}}}, "s.json", "");
+        }).find("s.json: keys 'cc.algorithm' (\"none\") and 'packet.cc' (\"dcqcn\") disagree") == 0);
+  CHECK(error_of([] { make_scenario(J{{"packet", {{"cc", "ibcc"}}}}, "s.json", "", {"cc.algorithm=none"}); })
+            .find("'packet.cc'") != std::string::npos);
+  const auto cc_alone = make_scenario(J{{"packet", {{"cc", "ibcc"}}}}, "s", "");
+  CHECK(cc_alone.cc == pkt::CcMode::IbCc);
+  CHECK(cc_alone.effective.at("cc").at("algorithm") == "ibcc");
+  pkt::PacketConfig cfg;
+  apply_packet_settings(cc_alone, cfg);
+  CHECK(cfg.cc == pkt::CcMode::IbCc);
+  pkt::PacketConfig none_cfg;
+  none_cfg.cc = pkt::CcMode::Dcqcn; // whatever came before, the scenario's cc.algorithm decides
+  apply_packet_settings(make_scenario(J::object(), "s", ""), none_cfg);
+  CHECK(none_cfg.cc == pkt::CcMode::None);
 }
