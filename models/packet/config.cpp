@@ -171,9 +171,9 @@ void PacketConfig::apply_json(const nlohmann::json& j, const std::string& where)
     if (key == "link_layer") {
       const std::string s = v.is_string() ? v.get<std::string>() : "";
       if (s == "ib")
-        link_layer = LinkLayer::InfiniBand, header_bytes = 26;
+        link_layer = LinkLayer::InfiniBand, header_bytes = common::kIbHeaderBytes;
       else if (s == "rocev2")
-        link_layer = LinkLayer::RoCEv2, header_bytes = 82;
+        link_layer = LinkLayer::RoCEv2, header_bytes = common::kRoceV2HeaderBytes;
       else
         throw InputError(path + ": expected \"ib\" or \"rocev2\"");
     } else if (key == "mtu_bytes")
