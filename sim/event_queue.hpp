@@ -15,7 +15,7 @@
 //   WindowQueue   fixed 0.5 ns buckets over the next 2.1 us (bitmap-indexed FIFO lists), a DaryHeap<4> for
 //                 the rest
 // `EventQueue` names the default, WindowQueue: on the packet engine's event mix it needs about 60 % of the
-// 4-ary heap's instructions per event and far fewer mispredicted branches (docs/engine.md, "Packet engine
+// 4-ary heap's instructions per event and far fewer mispredicted branches (docs/perf-log.md, "Packet engine
 // speed"); like the heap it does not degrade when millisecond timers mix with nanosecond events (they stay
 // in its heap). Above ~100k pending events its buckets get crowded and the 4-ary heap is faster.
 // The queues know nothing of cancellation; Simulation does that lazily.
@@ -348,7 +348,7 @@ class WindowQueue {
 };
 
 /// The queue Simulation uses. Chosen with bench/event_queue_bench.cpp and bench/packet_bench.cpp
-/// (figures in docs/engine.md): the 4-ary heap is the fastest heap, the window queue is faster still on the
+/// (figures in docs/perf-log.md): the 4-ary heap is the fastest heap, the window queue is faster still on the
 /// packet engine's event mix (most events less than a microsecond ahead, a few timers far ahead) and in
 /// the hold benchmark up to 16k pending events.
 using EventQueue = WindowQueue;

@@ -71,14 +71,10 @@ nlohmann::json FlowConfig::to_json() const {
 
 FlowConfig flow_config_from(const pkt::PacketConfig& p) {
   FlowConfig c;
-  c.mtu_bytes = p.mtu_bytes;
-  c.header_bytes = p.header_bytes;
-  c.reth_bytes = p.reth_bytes;
-  c.switch_latency = p.switch_latency;
-  c.fec_latency = p.fec_latency;
-  c.nic_tx_latency = p.nic_tx_latency;
-  c.nic_rx_latency = p.nic_rx_latency;
-  c.hca_rate_gbps = p.hca_rate_gbps;
+  // Both configurations are a common::Framing and a common::DeviceKnobs: copying those parts copies every
+  // shared knob, including any added to models/common later.
+  static_cast<common::Framing&>(c) = static_cast<const common::Framing&>(p);
+  static_cast<common::DeviceKnobs&>(c) = static_cast<const common::DeviceKnobs&>(p);
   c.adaptive_routing = p.ar_mode != pkt::ArMode::Off;
   return c;
 }

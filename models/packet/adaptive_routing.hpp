@@ -3,7 +3,11 @@
 // AR group a packet takes. Off: the LFT's port. Per packet: the least loaded port of the group (ties keep the
 // earlier port, the static one first). Bounded: as per packet, but a (switch, destination) keeps its choice
 // for `bound_window` (Mellanox's LIDBindTime). Pure: the load of a port comes from the caller;
-// tests/models/components_test.cpp.
+// tests/models/components_test.cpp. The least-loaded choice is common::least_loaded
+// (models/common/adaptive.hpp), shared with the flow engine; what this class adds is the packet engine's own:
+// the per-packet load (queued bytes) and the bounded mode's memory, which the flow engine (one choice per
+// message) has no use for.
+#include "models/common/adaptive.hpp"
 #include "models/packet/config.hpp"
 #include "models/routing/routing.hpp"
 #include "sim/time.hpp"
@@ -33,15 +37,8 @@ class ArPolicy {
       auto it = bind_.find(key);
       if (it != bind_.end() && now - it->second.second < window_) return it->second.first;
     }
-    routing::Port best = g[0];
-    std::uint64_t best_load = load(best);
-    for (std::size_t i = 1; i < g.size(); ++i) {
-      const std::uint64_t l = load(g[i]);
-      if (l < best_load) {
-        best = g[i];
-        best_load = l;
-      }
-    }
+    // The choice itself is the one both engines share (the flow engine makes it per message, on flow counts).
+    const routing::Port best = common::least_loaded(g, load);
     if (mode_ == ArMode::Bounded) bind_[key] = {best, now};
     return best;
   }

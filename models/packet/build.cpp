@@ -98,7 +98,7 @@ void Core::build() {
   direct_start =
       incoming_shortcut && !per_global_hop_vl && !mark_enqueue && !mark_dequeue && arbiter.single_vl() >= 0;
   hca_quiet = incoming_shortcut && !cc_dcqcn && !cc_ibcc;
-  max_pkt_credits = PacketConfig::credits_for(cfg.mtu_bytes + cfg.header_bytes + cfg.reth_bytes + 4);
+  max_pkt_credits = PacketConfig::credits_for(cfg.max_packet_wire_bytes());
   notify = &sim.make<NotifyLine>(*this, "completions");
   poster = &sim.make<Poster>(*this);
 }
@@ -118,7 +118,9 @@ std::uint32_t Core::make_tx(topo::LinkId l, topo::PortRef me, topo::PortRef peer
   tx.rate_bps = link.rate_bps();
   if (tx.rate_bps == 0) throw InputError("link " + std::to_string(l) + " has no rate");
   if (8'000'000'000'000ull % tx.rate_bps == 0) tx.ps_per_byte = 8'000'000'000'000ull / tx.rate_bps;
-  tx.prop = link.latency + cfg.fec_latency;
+  // common::DeviceKnobs: a cable costs propagation + FEC. The switch latency is charged when a packet reaches
+  // the switch (Tx::transmit), the flow engine charges it on the link the switch sends on: one per switch.
+  tx.prop = cfg.cable_latency(link);
   tx.owner_is_switch = switch_of_node[me.node] != kNil;
   tx.owner = tx.owner_is_switch ? switch_of_node[me.node] : hca_of_node[me.node];
   tx.peer = peer.node;
@@ -156,8 +158,11 @@ std::uint32_t Core::make_tx(topo::LinkId l, topo::PortRef me, topo::PortRef peer
     switches[tx.owner].tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
   } else {
     hcas[tx.owner].tx = idx;
-    const auto cap = static_cast<std::uint64_t>(std::llround(cfg.hca_rate_gbps * 1e9));
-    if (cap != 0 && cap < tx.rate_bps) { // a cap at or above the link rate never binds
+    // The injection rate as both engines define it (common::DeviceKnobs::injection_gbps), in whole bit/s: the
+    // transmitter paces only when it is below the link rate (a cap at or above it never binds).
+    const auto cap =
+        static_cast<std::uint64_t>(std::llround(cfg.injection_gbps(link.speed.rate_gbps()) * 1e9));
+    if (cap < tx.rate_bps) {
       tx.cap_bps = cap;
       tx.capped = true;
     }

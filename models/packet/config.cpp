@@ -107,7 +107,7 @@ std::vector<PacketKnob> make_knobs() {
        choice_names(kLinkLayers), [](const C& c) -> J { return to_string(c.link_layer); },
        [](C& c, const J& v, const std::string& path) {
          c.link_layer = parse_choice(kLinkLayers, v.get<std::string>(), path, "link layer");
-         c.header_bytes = c.link_layer == LinkLayer::InfiniBand ? 26 : 82;
+         c.header_bytes = c.link_layer == LinkLayer::InfiniBand ? common::kIbHeaderBytes : common::kRoceV2HeaderBytes;
        }},
       integer_knob<&C::mtu_bytes>("mtu_bytes", "bytes", 256, 4096,
                                   "Path MTU (payload per packet): 256, 512, 1024, 2048 or 4096."),

@@ -1,6 +1,8 @@
 #pragma once
 // PacketConfig: every knob of the packet engine's device models, declared once with its unit and default
 // (model-reference.md §1, §2.3, §4, §8). The effective values are written into every result's manifest.
+#include "models/common/device.hpp"
+#include "models/common/framing.hpp"
 #include "models/packet/cc.hpp"
 #include "sim/choice.hpp"
 #include "sim/time.hpp"
@@ -30,8 +32,9 @@ CcMode parse_cc_mode(const std::string& s, const std::string& what);
 inline constexpr Choice<FlowControl> kFlowControls[] = {{FlowControl::Credits, "credits"},
                                                          {FlowControl::Pfc, "pfc"}};
 
-/// Link layer framing: InfiniBand (26 B per packet: LRH 8 + BTH 12 + ICRC 4 + VCRC 2) or RoCEv2
-/// (82 B on the wire: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 + preamble/SFD 8 + IFG 12).
+/// Link layer framing: InfiniBand (common::kIbHeaderBytes, 26 B per packet: LRH 8 + BTH 12 + ICRC 4 + VCRC 2)
+/// or RoCEv2 (common::kRoceV2HeaderBytes, 82 B on the wire: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
+/// FCS 4 + preamble/SFD 8 + IFG 12).
 enum class LinkLayer : std::uint8_t { InfiniBand, RoCEv2 };
 inline constexpr Choice<LinkLayer> kLinkLayers[] = {{LinkLayer::InfiniBand, "ib"}, {LinkLayer::RoCEv2, "rocev2"}};
 std::string to_string(LinkLayer l);
@@ -46,16 +49,13 @@ struct VlArbEntry {
 std::vector<VlArbEntry> parse_vl_arb(const std::string& text, const std::string& what);
 std::string to_string(const std::vector<VlArbEntry>& table);
 
-struct PacketConfig {
+/// The framing (mtu_bytes, header_bytes, reth_bytes: payload per packet 256..4096, per-packet overhead IB 26,
+/// RoCEv2 82; RETH on a WRITE's first packet and a READ request) and the device knobs (switch_latency: NDR
+/// default, HDR 130, EDR 90; fec_latency per cable; nic_tx/nic_rx_latency; hca_rate_gbps) are the ones both
+/// engines share, declared once in models/common/{framing,device}.hpp; the rest is the packet engine's own.
+struct PacketConfig : common::Framing, common::DeviceKnobs {
   LinkLayer link_layer = LinkLayer::InfiniBand;
-  std::uint32_t mtu_bytes = 4096;      ///< path MTU (payload per packet): 256..4096
-  std::uint32_t header_bytes = 26;     ///< per-packet overhead on the wire (IB 26, RoCEv2 82)
-  std::uint32_t reth_bytes = 16;       ///< extra on the first packet of an RDMA WRITE and on a READ request
-  std::uint32_t ack_payload_bytes = 4; ///< AETH on ACK/NAK packets
-  Time switch_latency = Time::ns(200); ///< cut-through port-to-port latency (NDR default; HDR 130, EDR 90)
-  Time fec_latency = Time::ns(0);      ///< extra per-hop latency of FEC, added to every cable
-  Time nic_tx_latency = Time::ns(300); ///< from a post to the first packet leaving the HCA
-  Time nic_rx_latency = Time::ns(300); ///< from a message's last byte arriving to its completion
+  std::uint32_t ack_payload_bytes = 4;        ///< AETH on ACK/NAK packets
   std::uint32_t switch_buffer_bytes = 131072; ///< input buffer per port and data VL (64-byte credits)
   std::uint32_t hca_buffer_bytes = 131072;    ///< HCA receive buffer per data VL
   int num_vls = 1;                            ///< data VLs
@@ -73,9 +73,8 @@ struct PacketConfig {
   int retry_count = 7;
   std::uint32_t max_rd_atomic = 16; ///< outstanding RDMA READs per QP
   double bit_error_rate = 0.0;      ///< per bit; a corrupted packet is dropped at its receiver
-  /// HCA injection cap in Gb/s (0 = no cap): an HCA's transmitter starts packets no faster than
-  /// wire_bytes x 8 / cap apart (remainders carried exactly like serialization), e.g. a PCIe-limited NIC.
-  double hca_rate_gbps = 0;
+  // hca_rate_gbps (common::DeviceKnobs): an HCA's transmitter starts packets no faster than
+  // wire_bytes x 8 / cap apart (remainders carried exactly like serialization), e.g. a PCIe-limited NIC.
   /// Link-level flow control: "credits" (IB, the default) or "pfc" (RoCE lossless, `pfc` below).
   FlowControl flow_control = FlowControl::Credits;
   /// End-to-end congestion control: "none" (default), "dcqcn" (ECN marking + `dcqcn`) or "ibcc" (FECN/BECN

@@ -296,17 +296,12 @@ struct Core {
     if (!ok) tx.credit_blocked = true;
     return ok;
   }
-  std::uint32_t npkts_of(std::uint64_t bytes) const {
-    return bytes == 0 ? 1 : static_cast<std::uint32_t>((bytes + cfg.mtu_bytes - 1) / cfg.mtu_bytes);
-  }
-  /// Bytes on the wire of the WRITE/SEND packet that starts `off` bytes into message `s`.
+  // Framing (packets per message, wire bytes per packet) is common::Framing's, shared with the flow engine.
+  std::uint32_t npkts_of(std::uint64_t bytes) const { return static_cast<std::uint32_t>(cfg.packets(bytes)); }
+  /// Bytes on the wire of the WRITE/SEND packet that starts `off` bytes into message `s`: a SEND carries no
+  /// RETH, a WRITE with immediate its immediate data on the last packet.
   std::uint32_t request_wire(const MessageSpec& s, std::uint64_t off) const {
-    const std::uint64_t left = s.bytes - off;
-    std::uint32_t wire =
-        static_cast<std::uint32_t>(std::min<std::uint64_t>(left, cfg.mtu_bytes)) + cfg.header_bytes;
-    if (off == 0 && s.verb != Verb::Send) wire += cfg.reth_bytes;
-    if (left <= cfg.mtu_bytes && s.verb == Verb::WriteImm) wire += 4; // immediate data
-    return wire;
+    return cfg.packet_wire_bytes(s.bytes, off, s.verb != Verb::Send, s.verb == Verb::WriteImm);
   }
 
   // ---------------------------------------------------------------- cc_points.cpp

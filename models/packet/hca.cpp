@@ -134,7 +134,7 @@ std::uint32_t Core::make_read_response(std::uint32_t q, Tx& tx) {
   Qp& qp = qps[q];
   ReadWork& w = qp.reads.front();
   const auto payload = static_cast<std::uint32_t>(std::min<std::uint64_t>(w.remaining, cfg.mtu_bytes));
-  const std::uint32_t wire = payload + cfg.header_bytes;
+  const std::uint32_t wire = cfg.packet_wire_bytes(w.remaining, 0, false, false); // payload + header, no RETH
   const std::uint8_t vl = vl_of(msgs[w.msg].rec.spec.sl);
   if (!fits(tx, wire, vl)) return kNil;
   const std::uint32_t pi = pool.alloc();
@@ -186,7 +186,8 @@ std::uint32_t Core::make_read_response(std::uint32_t q, Tx& tx) {
   const MessageSpec& s = m.rec.spec;
   if (s.verb == Verb::Read) {
     if (qp.reads_outstanding >= cfg.max_rd_atomic) return kNil; // resumes when a response completes
-    const std::uint32_t wire = cfg.header_bytes + cfg.reth_bytes;
+    // A READ request: header + RETH, no payload.
+    const std::uint32_t wire = cfg.packet_wire_bytes(0, 0, true, false);
     if (!fits(tx, wire, vl_of(s.sl))) return qp.blocked(wire, vl_of(s.sl));
     const std::uint32_t pi = pool.alloc();
     Packet& p = pool[pi];

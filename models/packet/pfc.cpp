@@ -12,7 +12,7 @@ void Core::init_pfc(Tx& tx) const {
   // Pause frames (and, for the ordering of this line, credit bookkeeping) take the frame's serialization
   // plus the propagation.
   tx.ctrl_delay = tx.prop + serialization_time(cfg.pfc.pause_frame_bytes, tx.rate_bps);
-  const std::uint64_t max_pkt = cfg.mtu_bytes + cfg.header_bytes + cfg.reth_bytes + 4;
+  const std::uint64_t max_pkt = cfg.max_packet_wire_bytes();
   std::uint64_t headroom = cfg.pfc.headroom_bytes;
   if (headroom == 0) // 2 x C x t_prop + MTU_S + MTU_R + pause frame + the 3,840-byte response allowance
     headroom = static_cast<std::uint64_t>(2.0 * static_cast<double>(tx.rate_bps) * tx.prop.to_s() / 8.0) +
