@@ -69,6 +69,12 @@ MessageId Core::post_now(const MessageSpec& s) {
   m.rec.posted = sim.now();
   m.qp = q;
   m.npkts = npkts_of(s.bytes);
+  if (qp.failed) { // a QP in the error state completes new work requests in error (flushed)
+    m.rec.is_failed = true;
+    m.rec.failed = sim.now();
+    msgs.push_back(m);
+    return id;
+  }
   msgs.push_back(m);
   qp.sendq.push_back(id);
   qp.send_changed();
@@ -300,8 +306,8 @@ void Core::arrive_hca(HcaIndex h, Tx& from, std::uint32_t pi) {
   Packet& p = pool[pi];
   // The HCA drains its receive buffer at line rate: credits go back as soon as the packet has arrived.
   push_credits(from, p.vl, p.wire);
-  if (p.corrupted) { // ICRC/VCRC fails: dropped; go-back-N or the timeout recovers
-    stats.packets_corrupted++;
+  if (p.corrupted) { // ICRC/VCRC fails, or its cable died: dropped; go-back-N or the timeout recovers
+    count_lost(from, p);
     pool.release(pi);
     return;
   }
@@ -332,7 +338,7 @@ void Core::arrive_hca(HcaIndex h, Tx& from, std::uint32_t pi) {
 
 void Core::on_ack(std::uint32_t q, std::uint32_t psn) {
   Qp& qp = qps[q];
-  if (!qp.ack(psn)) return; // stale
+  if (qp.failed || !qp.ack(psn)) return; // stale, or the QP is in the error state
   complete_acked(q);
   qp.rto_deadline = qp.unacked() ? sim.now() + cfg.ack_timeout : Time::max();
   if (qp.rto_deadline != Time::max()) hcas[qp.src].timer->request(qp.rto_deadline);
@@ -345,6 +351,7 @@ void Core::complete_acked(std::uint32_t q) {
 
 void Core::rewind(std::uint32_t q, std::uint32_t psn) {
   Qp& qp = qps[q];
+  if (qp.failed) return;
   qp.reposition(msgs, cfg.mtu_bytes, psn);
   activate(qp.src, q, false);
   kick(*txs[hcas[qp.src].tx]);
@@ -358,6 +365,7 @@ void Core::on_nak(std::uint32_t q, std::uint32_t epsn) {
 
 void Core::on_timeout(std::uint32_t q) {
   Qp& qp = qps[q];
+  if (qp.failed) return;
   if (!qp.unacked()) {
     qp.rto_deadline = Time::max();
     return;
@@ -373,10 +381,10 @@ void Core::on_timeout(std::uint32_t q) {
       throw DeadlockError(sim.now(), pool.in_flight(), std::move(ce), edges);
     }
   }
-  if (++qp.retries > cfg.retry_count)
-    throw std::runtime_error("QP " + fabric.node(hcas[qp.src].node).name + " -> " +
-                             fabric.node(hcas[qp.dst].node).name + " exceeded " +
-                             std::to_string(cfg.retry_count) + " retries (transport retry counter exceeded)");
+  if (++qp.retries > cfg.retry_count) { // transport retry counter exceeded: the QP goes to the error state
+    qp_error(q);
+    return;
+  }
   qp.rto_deadline = sim.now() + cfg.ack_timeout;
   rewind(q, qp.una);
 }

@@ -17,9 +17,10 @@ void Core::throw_no_route(const Switch& sw, const Packet& p) const {
 void Core::arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi) {
   Packet& p = pool[pi];
   Switch& sw = switches[s];
-  if (p.corrupted) { // VCRC fails: dropped here, its buffer space returned
-    stats.packets_corrupted++;
-    push_credits(*txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]], p.vl, p.wire);
+  if (p.corrupted) { // VCRC fails (or its cable died under it): dropped here, its buffer space returned
+    Tx& up = *txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]];
+    count_lost(up, p);
+    push_credits(up, p.vl, p.wire);
     pool.release(pi);
     return;
   }
