@@ -255,6 +255,16 @@ void PacketNetwork::schedule_link_up(topo::LinkId link, Time at) {
   c.fault_state().timer->add(at, detail::FaultTimer::What::Up, link);
 }
 
+void PacketNetwork::schedule_node_down(topo::NodeId node, Time at) {
+  if (node >= impl_->fabric.num_nodes()) throw InputError("node down: unknown node " + std::to_string(node));
+  for (const topo::LinkId l : impl_->fabric.links_of(node)) schedule_link_down(l, at);
+}
+
+void PacketNetwork::schedule_node_up(topo::NodeId node, Time at) {
+  if (node >= impl_->fabric.num_nodes()) throw InputError("node up: unknown node " + std::to_string(node));
+  for (const topo::LinkId l : impl_->fabric.links_of(node)) schedule_link_up(l, at);
+}
+
 void PacketNetwork::set_link_speed(topo::LinkId link, topo::LinkSpeed speed) {
   detail::Core& c = *impl_;
   check_link(c, link, "link speed");

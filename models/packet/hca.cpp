@@ -232,7 +232,7 @@ std::uint32_t Core::make_read_response(std::uint32_t q, Tx& tx) {
   p.src = qp.src;
   p.dst = qp.dst;
   p.last = last;
-  if (first && qp.next_psn == m.first_psn && m.rec.retransmitted_packets == 0) m.rec.first_tx = now;
+  if (first && qp.next_psn == m.first_psn && qp.next_psn >= qp.max_psn_sent) m.rec.first_tx = now; // not a resend
   if (qp.sent_data(payload, last)) {
     m.rec.retransmitted_packets++;
     stats.retransmitted_packets++;

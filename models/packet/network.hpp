@@ -205,6 +205,9 @@ class PacketNetwork {
   /// LFTs are recomputed. Must be called before the first packet; InputError for an unknown link.
   void schedule_link_down(topo::LinkId link, Time at);
   void schedule_link_up(topo::LinkId link, Time at);
+  /// Every cable of switch (or HCA) `node` goes down / comes up at `at`. InputError for an unknown node.
+  void schedule_node_down(topo::NodeId node, Time at);
+  void schedule_node_up(topo::NodeId node, Time at);
   /// A degraded cable: its rate becomes `speed` (e.g. 1x NDR) in both directions from the next packet on.
   /// A fabric imported from ibnetdiscover already carries each cable's width and speed; this overrides it.
   void set_link_speed(topo::LinkId link, topo::LinkSpeed speed);

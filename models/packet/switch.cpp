@@ -33,10 +33,11 @@ void Core::arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi) {
     out = &route_static(s, p);
   } else {
     const routing::Port port = ar.choose(tables, sw.node, p.dst, sim.now(), [&](routing::Port q) {
-      // A port's load: its queued bytes plus the packet on its wire (the maximum for an uncabled port).
+      // A port's load: its queued bytes plus the packet on its wire (the maximum for an uncabled or dead port).
       const std::uint32_t t = sw.tx_of_port[q - 1];
       if (t == kNil) return ~std::uint64_t{0};
       const Tx& o = *txs[t];
+      if (o.down) [[unlikely]] return ~std::uint64_t{0}; // a dead port: the switch sees its state at once
       return o.queued_bytes + (o.busy ? pool[o.current].wire : 0);
     });
     if (port == routing::kNoPort || sw.tx_of_port[port - 1] == kNil) throw_no_route(sw, p);
