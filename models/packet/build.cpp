@@ -1,6 +1,7 @@
 // Building the packet model of a Fabric: switches, HCAs and their timers, two transmitters per cable, the
 // dense LFT, and which event-model shortcuts (event_model.hpp) and device features are on.
 #include "models/packet/core.hpp"
+#include "models/packet/fault_state.hpp"
 
 #include "sim/error.hpp"
 

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -30,6 +31,8 @@
 namespace ibn::pkt::detail {
 
 using Qp = RcQp;
+
+struct FaultState; // faults.cpp
 
 struct Core {
   // ---------------------------------------------------------------- helper components
@@ -180,9 +183,12 @@ struct Core {
   std::vector<QpRateTrace> rate_traces;
   std::vector<PortQueueTrace> queue_traces;
 
+  std::unique_ptr<FaultState> faults; // null until a fault is configured (faults.cpp)
+
   // ---------------------------------------------------------------- build.cpp
   Core(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c,
        EventModel em);
+  ~Core(); // (faults.cpp)
   void build();
   std::uint32_t make_tx(topo::LinkId l, topo::PortRef me, topo::PortRef peer,
                         const std::vector<std::uint32_t>& hca_of_node);
@@ -323,6 +329,15 @@ struct Core {
   void send_pause(Tx& tx, std::uint32_t vl, bool pause);
   bool pfc_admit(Tx& up, const Packet& p);
   void pfc_left(Tx& up, int vl, std::uint32_t wire);
+
+  // ---------------------------------------------------------------- faults.cpp
+  FaultState& fault_state(); // created on first use: turns the Fast shortcuts off
+  void drain_dead(Tx& tx);
+  void link_change(topo::LinkId l, bool up);
+  void sm_sweep();
+  void qp_error(std::uint32_t q);
+  void count_lost(Tx& from, const Packet& p); // a corrupted or lost packet dropped at its receiver
+  void set_rate(Tx& tx, std::uint64_t rate_bps);
 
   // ---------------------------------------------------------------- diagnostics.cpp
   void sample_queues();

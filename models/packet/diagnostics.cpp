@@ -64,6 +64,8 @@ std::vector<PortStats> Core::port_stats() const {
     s.payload_bytes = t->sent_payload;
     s.busy = t->busy_time;
     s.peak_queue_bytes = t->peak_queue;
+    s.dropped_packets = t->dropped;
+    s.rate_bps = t->rate_bps;
     // A pause still in force counts up to now.
     for (std::size_t vl = 0; vl < kMaxVls; ++vl)
       if (t->pfc_paused >> vl & 1u) s.pause_time += now - t->pause_since[vl];

@@ -69,6 +69,12 @@ MessageId Core::post_now(const MessageSpec& s) {
   m.rec.posted = sim.now();
   m.qp = q;
   m.npkts = npkts_of(s.bytes);
+  if (qp.failed) { // a QP in the error state completes new work requests in error (flushed)
+    m.rec.is_failed = true;
+    m.rec.failed = sim.now();
+    msgs.push_back(m);
+    return id;
+  }
   msgs.push_back(m);
   qp.sendq.push_back(id);
   qp.send_changed();
@@ -227,7 +233,7 @@ std::uint32_t Core::make_read_response(std::uint32_t q, Tx& tx) {
   p.src = qp.src;
   p.dst = qp.dst;
   p.last = last;
-  if (first && qp.next_psn == m.first_psn && m.rec.retransmitted_packets == 0) m.rec.first_tx = now;
+  if (first && qp.next_psn == m.first_psn && qp.next_psn >= qp.max_psn_sent) m.rec.first_tx = now; // not a resend
   if (qp.sent_data(payload, last)) {
     m.rec.retransmitted_packets++;
     stats.retransmitted_packets++;
@@ -301,8 +307,8 @@ void Core::arrive_hca(HcaIndex h, Tx& from, std::uint32_t pi) {
   Packet& p = pool[pi];
   // The HCA drains its receive buffer at line rate: credits go back as soon as the packet has arrived.
   push_credits(from, p.vl, p.wire);
-  if (p.corrupted) { // ICRC/VCRC fails: dropped; go-back-N or the timeout recovers
-    stats.packets_corrupted++;
+  if (p.corrupted) { // ICRC/VCRC fails, or its cable died: dropped; go-back-N or the timeout recovers
+    count_lost(from, p);
     pool.release(pi);
     return;
   }
@@ -333,7 +339,7 @@ void Core::arrive_hca(HcaIndex h, Tx& from, std::uint32_t pi) {
 
 void Core::on_ack(std::uint32_t q, std::uint32_t psn) {
   Qp& qp = qps[q];
-  if (!qp.ack(psn)) return; // stale
+  if (qp.failed || !qp.ack(psn)) return; // stale, or the QP is in the error state
   complete_acked(q);
   qp.rto_deadline = qp.unacked() ? sim.now() + cfg.ack_timeout : Time::max();
   if (qp.rto_deadline != Time::max()) hcas[qp.src].timer->request(qp.rto_deadline);
@@ -346,6 +352,7 @@ void Core::complete_acked(std::uint32_t q) {
 
 void Core::rewind(std::uint32_t q, std::uint32_t psn) {
   Qp& qp = qps[q];
+  if (qp.failed) return;
   qp.reposition(msgs, cfg.mtu_bytes, psn);
   activate(qp.src, q, false);
   kick(*txs[hcas[qp.src].tx]);
@@ -359,6 +366,7 @@ void Core::on_nak(std::uint32_t q, std::uint32_t epsn) {
 
 void Core::on_timeout(std::uint32_t q) {
   Qp& qp = qps[q];
+  if (qp.failed) return;
   if (!qp.unacked()) {
     qp.rto_deadline = Time::max();
     return;
@@ -374,10 +382,10 @@ void Core::on_timeout(std::uint32_t q) {
       throw DeadlockError(sim.now(), pool.in_flight(), std::move(ce), edges);
     }
   }
-  if (++qp.retries > cfg.retry_count)
-    throw std::runtime_error("QP " + fabric.node(hcas[qp.src].node).name + " -> " +
-                             fabric.node(hcas[qp.dst].node).name + " exceeded " +
-                             std::to_string(cfg.retry_count) + " retries (transport retry counter exceeded)");
+  if (++qp.retries > cfg.retry_count) { // transport retry counter exceeded: the QP goes to the error state
+    qp_error(q);
+    return;
+  }
   qp.rto_deadline = sim.now() + cfg.ack_timeout;
   rewind(q, qp.una);
 }

@@ -3,6 +3,7 @@
 #include "models/packet/network.hpp"
 
 #include "models/packet/core.hpp"
+#include "models/packet/fault_state.hpp"
 
 #include <stdexcept>
 

@@ -26,6 +26,7 @@
 // Limitations: HCA ports only (one port per HCA node); the responder has a receive posted for every SEND
 // (no RNR); READ responses are not retransmitted (a lost READ response packet is counted, not recovered).
 #include "models/packet/config.hpp"
+#include "models/packet/faults.hpp"
 #include "models/routing/routing.hpp"
 #include "sim/simulation.hpp"
 #include "topology/fabric.hpp"
@@ -63,6 +64,8 @@ struct MessageRecord {
   Time acked;     ///< requester completion (WRITE/SEND: ACK received + nic_rx; READ: == delivered)
   bool is_delivered = false;
   bool is_acked = false;
+  bool is_failed = false; ///< its QP went to the error state (retries exhausted) before it completed
+  Time failed;            ///< when (with is_failed)
   std::uint32_t retransmitted_packets = 0;
 };
 
@@ -82,6 +85,8 @@ struct PortStats {
   Time pause_time;                    ///< PFC: time this transmitter was paused (summed over priorities)
   std::uint64_t pause_frames = 0;     ///< PFC: XOFF and XON frames it received
   std::uint64_t pfc_drops = 0;        ///< PFC: its packets dropped at the peer's full input buffer
+  std::uint64_t dropped_packets = 0;  ///< faults: its packets lost on the dead cable or dropped while down
+  std::uint64_t rate_bps = 0;         ///< its rate (the cable's, or a set_link_speed override)
 };
 
 /// A time series point (for traces).
@@ -189,6 +194,28 @@ class PacketNetwork {
   /// free-list slot and the cable delay-line entry it occupies while it propagates (for memory reports).
   static std::size_t packet_state_bytes();
   const PacketConfig& config() const;
+
+  // ---- faults (models/packet/faults.hpp; docs/packet-models.md, "Faults")
+  /// Sets the reroute behaviour; call before the first packet (like the schedule_* calls below, it turns the
+  /// Fast event model's shortcuts off). Throws InputError when reroute is on and the engine has no dense LFT
+  /// (adaptive routing, or a fabric above Core::kDenseLftMaxEntries).
+  void configure_faults(const FaultConfig& cfg);
+  /// Cable `link` (both directions) goes down / comes up at `at` (>= now). Packets on it then are lost,
+  /// packets queued for it and sent into it while down are dropped; after FaultConfig::sm_sweep_delay the
+  /// LFTs are recomputed. Must be called before the first packet; InputError for an unknown link.
+  void schedule_link_down(topo::LinkId link, Time at);
+  void schedule_link_up(topo::LinkId link, Time at);
+  /// Every cable of switch (or HCA) `node` goes down / comes up at `at`. InputError for an unknown node.
+  void schedule_node_down(topo::NodeId node, Time at);
+  void schedule_node_up(topo::NodeId node, Time at);
+  /// A degraded cable: its rate becomes `speed` (e.g. 1x NDR) in both directions from the next packet on.
+  /// A fabric imported from ibnetdiscover already carries each cable's width and speed; this overrides it.
+  void set_link_speed(topo::LinkId link, topo::LinkSpeed speed);
+  /// Whether cable `link` is up now.
+  bool link_up(topo::LinkId link) const;
+  /// QPs that exhausted their retries, in order; when one fails the run stops (Simulation::request_stop).
+  const std::vector<QpFailure>& qp_failures() const;
+  FaultStats fault_stats() const;
 
  private:
   std::unique_ptr<detail::Core> impl_;

@@ -20,6 +20,8 @@ enum class Kind : std::uint8_t { Data, Ack, Nak, ReadReq, ReadResp, Cnp };
 // Packet::flags: congestion marks set by switches.
 inline constexpr std::uint8_t kFlagCe = 1;   // ECN congestion experienced (DCQCN's CP)
 inline constexpr std::uint8_t kFlagFecn = 2; // IB forward explicit congestion notification
+// With `corrupted`: the packet was on a cable when it went down (faults.cpp); dropped and counted as lost.
+inline constexpr std::uint8_t kFlagLost = 4;
 
 /// A packet in flight. Pooled and addressed by index; `next` links it into one FIFO at a time.
 struct alignas(64) Packet {

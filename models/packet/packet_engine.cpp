@@ -108,7 +108,7 @@ eng::EngineReport PacketEngine::report() const {
     eng::LinkRecord l;
     l.from_tier = f.node(ps.node).tier;
     l.to_tier = f.node(link.other(ps.node)).tier;
-    l.capacity_gbps = link.speed.rate_gbps();
+    l.capacity_gbps = static_cast<double>(ps.rate_bps) * 1e-9; // (a set_link_speed override)
     l.bytes = ps.bytes; // (legacy: wire bytes)
     l.wire_bytes = ps.bytes;
     l.payload_bytes = ps.payload_bytes;
@@ -125,6 +125,13 @@ eng::EngineReport PacketEngine::report() const {
              {"retransmitted_packets", s.retransmitted_packets}, {"naks", s.naks},
              {"timeouts", s.timeouts},                     {"acks", s.acks},
              {"peak_packets_in_flight", impl_->net.peak_packets_in_flight()}};
+  const FaultStats fs = impl_->net.fault_stats();
+  if (fs.link_downs + fs.link_ups + fs.qp_errors != 0) { // only in faulted runs: other results unchanged
+    r.extra["dropped_packets"] = fs.dropped_packets;
+    r.extra["link_downs"] = fs.link_downs;
+    r.extra["reroutes"] = fs.reroutes;
+    r.extra["qp_errors"] = fs.qp_errors;
+  }
   return r;
 }
 

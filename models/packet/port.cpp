@@ -27,6 +27,10 @@ void Tx::on_event(EventTag tag) {
 /// Something changed at `tx` (a packet, credits, a message): if it is free, it selects and starts a packet,
 /// else it waits for credits, a packet or its injection cap.
 void Core::kick(Tx& tx) {
+  if (tx.down) [[unlikely]] { // a dead cable: drop what it would send (faults.cpp)
+    if (!tx.busy) drain_dead(tx);
+    return;
+  }
   if (tx.busy && quiet_busy(tx)) return;
   if (tx.gate > sim.now()) { // HCA injection cap: not yet
     hcas[tx.owner].pacer->request(tx.gate);

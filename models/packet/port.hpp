@@ -61,6 +61,7 @@ struct alignas(64) Tx : Component {
   std::uint16_t cur_in_port = 0;
   bool capped = false;       ///< cap_bps != 0 (tested per packet: kept on this line)
   std::uint8_t quiet_vl = 0; ///< with quiet_need: the VL of the blocked next packet
+  bool down = false;         ///< its cable is down (faults.cpp): whatever it would send is dropped
   std::uint32_t cur_wire = 0;
   std::uint32_t owner = 0;      ///< switch slot or HCA index
   std::uint32_t peer_owner = 0; ///< switch slot or HCA index
@@ -128,6 +129,7 @@ struct alignas(64) Tx : Component {
   std::uint32_t pfc_paused = 0; ///< bit per VL: the peer sent XOFF
   std::array<Time, kMaxVls> pause_since{};
   std::uint64_t pfc_xoff = 0, pfc_xon = 0, pfc_limit = 0;
+  std::uint64_t dropped = 0; ///< packets it sent that a dead cable lost, or dropped while down (faults.cpp)
 };
 
 /// EventModel::Checked: a Tx that checks the event model's invariants on itself after each of its events

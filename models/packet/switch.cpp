@@ -17,9 +17,10 @@ void Core::throw_no_route(const Switch& sw, const Packet& p) const {
 void Core::arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi) {
   Packet& p = pool[pi];
   Switch& sw = switches[s];
-  if (p.corrupted) { // VCRC fails: dropped here, its buffer space returned
-    stats.packets_corrupted++;
-    push_credits(*txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]], p.vl, p.wire);
+  if (p.corrupted) { // VCRC fails (or its cable died under it): dropped here, its buffer space returned
+    Tx& up = *txs[sw.up_tx[static_cast<std::size_t>(in_port - 1)]];
+    count_lost(up, p);
+    push_credits(up, p.vl, p.wire);
     pool.release(pi);
     return;
   }
@@ -32,10 +33,11 @@ void Core::arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi) {
     out = &route_static(s, p);
   } else {
     const routing::Port port = ar.choose(tables, sw.node, p.dst, sim.now(), [&](routing::Port q) {
-      // A port's load: its queued bytes plus the packet on its wire (the maximum for an uncabled port).
+      // A port's load: its queued bytes plus the packet on its wire (the maximum for an uncabled or dead port).
       const std::uint32_t t = sw.tx_of_port[q - 1];
       if (t == kNil) return ~std::uint64_t{0};
       const Tx& o = *txs[t];
+      if (o.down) [[unlikely]] return ~std::uint64_t{0}; // a dead port: the switch sees its state at once
       return o.queued_bytes + (o.busy ? pool[o.current].wire : 0);
     });
     if (port == routing::kNoPort || sw.tx_of_port[port - 1] == kNil) throw_no_route(sw, p);

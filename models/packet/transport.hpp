@@ -56,6 +56,7 @@ struct RcQp {
   Time next_send_time;
   Time rto_deadline = Time::max();
   int retries = 0;
+  bool failed = false; ///< error state: retries exhausted (Core::qp_error); nothing more is sent or retried
   std::uint32_t reads_outstanding = 0;
   /// The HCA's memo of its next request, valid until the send state changes (send_changed): the message at
   /// send_pos after skipping READs already requested (kNil: walk sendq again), and the credits on
