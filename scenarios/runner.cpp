@@ -7,6 +7,7 @@
 #include "scenarios/executor.hpp"
 #include "scenarios/placement.hpp"
 #include "scenarios/replay.hpp"
+#include "scenarios/resource_estimate.hpp"
 #include "sim/error.hpp"
 #include "sim/rng.hpp"
 #include "sim/units.hpp"
@@ -172,6 +173,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
 RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt) {
   const auto wall0 = std::chrono::steady_clock::now();
   const std::string engine_name = opt.engine.empty() ? s.engine : opt.engine;
+  check_run_resources(s, w, opt); // refuses runs beyond the limit; reports the estimate (resource_estimate.hpp)
   RunResult out;
   std::unique_ptr<eng::Engine> engine;
   if (engine_name == "packet") {
