@@ -162,7 +162,7 @@ inline std::size_t fuzz_target(const Target& t, std::size_t cases, std::uint64_t
     auto f = run_one(t, input, max_case_s);
     if (!f.what.empty()) {
       const auto file = save_finding(t, input, index);
-      FAIL_CHECK(t.name << " input " << index << " (saved as " << file << "): " << f.what);
+      FAIL_CHECK(std::string(t.name) << " input " << index << " (saved as " << file << "): " << f.what);
     }
   };
   for (std::size_t i = 0; i < corpus.size(); ++i) check(corpus[i], i);
