@@ -148,7 +148,7 @@ inline Finding run_one(const Target& t, const std::string& input, double max_cas
 inline std::string save_finding(const Target& t, const std::string& input, std::size_t index) {
   const auto dir = std::filesystem::temp_directory_path() / "ibnetsim-fuzz-findings" / t.name;
   std::filesystem::create_directories(dir);
-  const auto p = dir / ("case-" + std::to_string(index));
+  const auto p = dir / (index == static_cast<std::size_t>(-1) ? std::string("current") : "case-" + std::to_string(index));
   std::ofstream(p, std::ios::binary) << input;
   return p.string();
 }
@@ -157,8 +157,12 @@ inline std::string save_finding(const Target& t, const std::string& input, std::
 inline std::size_t fuzz_target(const Target& t, std::size_t cases, std::uint64_t seed, double max_case_s) {
   const auto corpus = seeds_of(t);
   std::size_t run = 0;
+  // IBNETSIM_FUZZ_SAVE_CURRENT=1: each input is written before it runs, so a crash (a signal) leaves it in
+  // $TMPDIR/ibnetsim-fuzz-findings/<target>/current.
+  const bool save_current = std::getenv("IBNETSIM_FUZZ_SAVE_CURRENT") != nullptr;
   auto check = [&](const std::string& input, std::size_t index) {
     ++run;
+    if (save_current) save_finding(t, input, static_cast<std::size_t>(-1));
     auto f = run_one(t, input, max_case_s);
     if (!f.what.empty()) {
       const auto file = save_finding(t, input, index);
