@@ -4,6 +4,7 @@
 #include "calibration/nccl_tests_parser.hpp"
 #include "sim/child_process.hpp"
 #include "sim/error.hpp"
+#include "sim/units.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -39,6 +40,8 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
   std::vector<std::string> notes;
   std::vector<double> errors;
   std::size_t skipped = 0;
+  std::size_t above_max = 0; // rows --max-bytes left out
+  std::uint64_t smallest_above = UINT64_MAX;
   for (const auto& run : runs) {
     if (run.collective == calib::NcclCollective::unknown)
       throw InputError(log + ":" + std::to_string(run.first_line) +
@@ -86,7 +89,10 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
           "bound");
     std::vector<const calib::NcclTestsRow*> measured;
     for (const auto& r : run.rows) {
-      if (opt.max_bytes && r.size_bytes > opt.max_bytes) continue;
+      if (opt.max_bytes && r.size_bytes > opt.max_bytes) {
+        ++above_max, smallest_above = std::min(smallest_above, r.size_bytes);
+        continue;
+      }
       if (r.oop.busbw_gbs < 0.005) {
         ++skipped;
         continue;
@@ -124,6 +130,10 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
                       {"error_pct", std::round(err * 100) / 100}});
     }
   }
+  if (errors.empty() && above_max > 0)
+    throw InputError(log + ": --max-bytes " + format_size(opt.max_bytes) + " leaves no row to compare (" +
+                     std::to_string(above_max) + " row(s) above it; the smallest measured size is " +
+                     format_size(smallest_above) + ")");
   if (errors.empty()) throw InputError(log + ": no row with a measured bus bandwidth to compare");
   auto sorted = errors;
   std::sort(sorted.begin(), sorted.end());

@@ -7,6 +7,7 @@
 #include "calibration/fit.hpp"
 #include "calibration/measure.hpp"
 #include "scenarios/calibrate_check.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 #include "sim/version.hpp"
@@ -67,6 +68,7 @@ void run_fit(const FitOpts& o) {
   if (o.max_segments < 1 || o.max_segments > 8) throw InputError("--max-segments: must be 1..8");
   opt.max_segments = o.max_segments;
   if (o.hops < 0 || o.hops > 16) throw InputError("--hops: must be 0..16");
+  refuse_output_equal_to_input(o.out, o.files, "-o");
   std::vector<calib::FitSource> src;
   for (const auto& f : o.files) src.push_back({f, read_all(f), o.hops});
   for (const auto& fh : o.file_hops) {
@@ -81,7 +83,8 @@ void run_fit(const FitOpts& o) {
     if (!found) throw InputError("--file-hops " + fh + ": '" + file + "' is not one of the input files");
   }
   const calib::Profile p = calib::fit_profile(src, opt);
-  write_file_atomic(o.out, p.to_json().dump(2) + "\n");
+  // Bytes that are not UTF-8 in the inputs (a device name, a file name) become U+FFFD in the profile.
+  write_file_atomic(o.out, p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   // A short human summary.
   std::printf("profile %s: %zu input file(s), device %s, %s, MTU %u, link %s\n", o.out.c_str(),
               p.inputs.size(), p.devices.empty() ? "?" : p.devices.front().c_str(),

@@ -3,7 +3,9 @@
 // time series as CSV, a summary.json and SVG charts into DIR, and prints one summary line per variant.
 #include "apps/commands.hpp"
 #include "scenarios/cc_experiments.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
+#include "sim/json_text.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -26,14 +28,7 @@ void add_experiment_command(CLI::App& app) {
   c->add_option("FILE", o->file, "experiment definition (JSON)")->required();
   c->add_option("-o,--out", o->out, "output folder (created)")->required();
   c->callback([o] {
-    std::ifstream in(o->file);
-    if (!in) throw InputError(o->file + ": cannot open");
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(o->file + ": not valid JSON (" + std::string(e.what()) + ")");
-    }
+    const nlohmann::json j = parse_json_text(read_file(o->file), o->file);
     const auto e = scen::CcExperiment::from_json(j, o->file);
     const auto runs = scen::run_cc_experiment(e);
     scen::write_cc_results(e, runs, o->out);

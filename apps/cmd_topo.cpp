@@ -2,6 +2,7 @@
 #include "apps/catalog_path.hpp"
 #include "apps/commands.hpp"
 #include "apps/fabric_loader.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 #include "topology/bom.hpp"
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace ibn::app {
@@ -34,8 +36,10 @@ void emit_fabric_json(const topo::Fabric& f, const std::string& out_path) {
 }
 
 struct FatTreeOpts {
-  int tiers = 2, radix = 64, rails = 1, leaf_ports = 0;
+  int tiers = 2, radix = 64, rails = 1;
+  std::optional<int> leaf_ports;
   std::string hosts, ratios = "1:1", rate = "NDR", cables, out = "-";
+  std::int64_t max_hosts = topo::kDefaultMaxHosts;
 };
 struct RailOpts {
   std::int64_t nodes = 32;
@@ -43,13 +47,30 @@ struct RailOpts {
   std::string ratios = "1:1", rate = "NDR", cables, out = "-";
 };
 struct DragonflyOpts {
-  int a = 0, p = 0, h = 0, g = 0;
+  std::optional<int> a, p, h, g; ///< not given: filled to a balanced dragonfly
   std::string arrangement = "absolute", rate = "NDR", out = "-";
+  std::int64_t max_hosts = topo::kDefaultMaxHosts;
 };
 struct KaryOpts {
   int k = 4, n = 2;
   std::string rate = "NDR", out = "-";
+  std::int64_t max_hosts = topo::kDefaultMaxHosts;
 };
+
+/// An integer flag given explicitly must be at least `min` (0 is never a silent "default").
+int at_least(const std::optional<int>& v, int min, const std::string& flag) {
+  if (v && *v < min)
+    throw InputError(flag + " must be at least " + std::to_string(min) + ", got " + std::to_string(*v) +
+                     " (leave the flag out for the default)");
+  return v.value_or(0);
+}
+
+void check_max_hosts(std::int64_t v) {
+  if (v < 1) throw InputError("--max-hosts must be at least 1, got " + std::to_string(v));
+}
+
+constexpr const char* kMaxHostsHelp =
+    "refuse fabrics with more HCAs or switches than this (resource bound, docs/robustness.md)";
 struct IoOpts {
   std::string input, out = "-", format = "json";
   bool json = false;
@@ -65,7 +86,8 @@ void add_generate(CLI::App& topo) {
                                             "--hosts 1024 --oversubscription 2:1 --leaf-ports 48 --rate NDR -o fabric.json");
   c->add_option("--tiers", ft->tiers, "switch tiers: 2 (leaf/spine) or 3 (leaf/spine/core)")->capture_default_str();
   c->add_option("--radix", ft->radix, "switch ports")->capture_default_str();
-  c->add_option("--leaf-ports", ft->leaf_ports, "ports used on each leaf (default: the radix); the rest stay unused");
+  c->add_option("--leaf-ports", ft->leaf_ports, "ports used on each leaf, 2..radix (default: the radix); the rest "
+                                                "stay unused");
   c->add_option("--hosts", ft->hosts, "servers (default: the most the tree holds); a partial tree fills leaves in order");
   c->add_option("--oversubscription", ft->ratios, "downlink:uplink bandwidth per tier, leaf first: 2:1 or 2:1,1:1")
       ->capture_default_str();
@@ -73,11 +95,14 @@ void add_generate(CLI::App& topo) {
   c->add_option("--rails", ft->rails, "parallel planes; each host has one HCA per plane")->capture_default_str();
   c->add_option("--cable-m", ft->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
   c->add_option("-o,--output", ft->out, "output file ('-' = stdout)")->capture_default_str();
+  c->add_option("--max-hosts", ft->max_hosts, kMaxHostsHelp)->capture_default_str();
   c->callback([ft] {
     topo::FatTreeParams p;
     p.tiers = ft->tiers;
     p.radix = ft->radix;
-    if (ft->leaf_ports != 0) p.leaf_ports = ft->leaf_ports;
+    p.leaf_ports = ft->leaf_ports;
+    check_max_hosts(ft->max_hosts);
+    p.max_hosts = ft->max_hosts;
     if (!ft->hosts.empty()) p.hosts = parse_positive_int(ft->hosts, "--hosts");
     p.oversubscription = topo::parse_ratios(ft->ratios, "--oversubscription");
     p.rails = ft->rails;
@@ -134,8 +159,11 @@ void add_generate(CLI::App& topo) {
   c->add_option("--n", ky->n, "levels (switch tiers), 1..3")->capture_default_str();
   c->add_option("--rate", ky->rate, "link rate")->capture_default_str();
   c->add_option("-o,--output", ky->out, "output file ('-' = stdout)")->capture_default_str();
+  c->add_option("--max-hosts", ky->max_hosts, kMaxHostsHelp)->capture_default_str();
   c->callback([ky] {
     topo::KaryNTreeParams p;
+    check_max_hosts(ky->max_hosts);
+    p.max_hosts = ky->max_hosts;
     p.k = ky->k;
     p.n = ky->n;
     p.speed = topo::parse_link_speed(ky->rate, "--rate");
@@ -154,12 +182,15 @@ void add_generate(CLI::App& topo) {
       ->capture_default_str();
   c->add_option("--rate", df->rate, "link rate")->capture_default_str();
   c->add_option("-o,--output", df->out, "output file ('-' = stdout)")->capture_default_str();
+  c->add_option("--max-hosts", df->max_hosts, kMaxHostsHelp)->capture_default_str();
   c->callback([df] {
     topo::DragonflyParams p;
-    p.a = df->a;
-    p.p = df->p;
-    p.h = df->h;
-    p.g = df->g;
+    p.a = at_least(df->a, 1, "--a");
+    p.p = at_least(df->p, 1, "--p");
+    p.h = at_least(df->h, 1, "--h");
+    p.g = at_least(df->g, 2, "--g");
+    check_max_hosts(df->max_hosts);
+    p.max_hosts = df->max_hosts;
     p.arrangement = topo::parse_arrangement(df->arrangement, "--arrangement");
     p.speed = topo::parse_link_speed(df->rate, "--rate");
     emit_fabric_json(topo::build_dragonfly(p), df->out);
@@ -175,6 +206,7 @@ void add_import(CLI::App& topo) {
   c->add_option("FILE", o->input, "ibnetdiscover output")->required();
   c->add_option("-o,--output", o->out, "output fabric JSON ('-' = stdout)")->capture_default_str();
   c->callback([o] {
+    refuse_output_equal_to_input(o->out, {o->input}, "-o");
     auto r = topo::import_ibnetdiscover_file(o->input);
     for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
     emit_fabric_json(r.fabric, o->out);
@@ -207,6 +239,7 @@ void add_export(CLI::App& topo) {
       ->capture_default_str();
   c->add_option("-o,--output", o->out, "output file ('-' = stdout)")->capture_default_str();
   c->callback([o] {
+    refuse_output_equal_to_input(o->out, {o->input}, "-o");
     const auto loaded = load_fabric_any(o->input);
     for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
     std::ostringstream s;

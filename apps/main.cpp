@@ -1,13 +1,13 @@
 // ibnetsim — the one command-line entry point. See docs/CLI.md for the contract.
 #include "apps/commands.hpp"
 #include "sim/atomic_file.hpp"
+#include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/version.hpp"
 
-#include <filesystem>
-#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include <iostream>
-#include <random>
 
 namespace ibn::app {
 
@@ -18,6 +18,8 @@ void write_file_atomic(const std::string& path, const std::string& content) {
 } // namespace ibn::app
 
 int main(int argc, char** argv) {
+  // SIGINT/SIGTERM reach forked children (the flow engine's) and are waited for before we exit.
+  ibn::install_signal_forwarding();
   CLI::App app{"ibnetsim " + std::string(ibn::kVersion) +
                " - discrete-event simulator of InfiniBand/RoCE GPU clusters"};
   app.set_version_flag("--version", std::string(ibn::kVersion));
@@ -43,6 +45,25 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const ibn::InputError& e) {
     std::cerr << "ibnetsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const nlohmann::json::parse_error& e) {
+    // Readers of user JSON go through ibn::parse_json_text (file, line, key); this is the safety net.
+    std::cerr << "ibnetsim: error: invalid JSON input: " << e.what() << "\n";
+    return 2;
+  } catch (const nlohmann::json::out_of_range& e) {
+    if (e.id != 406) { // 406: a number in the input overflows a double
+      std::cerr << "ibnetsim: internal error: " << e.what() << "\n";
+      return 1;
+    }
+    std::cerr << "ibnetsim: error: invalid JSON input: " << e.what() << "\n";
+    return 2;
+  } catch (const nlohmann::json::type_error& e) {
+    if (e.id != 316) { // 316: text from an input that is not UTF-8 cannot be written as JSON
+      std::cerr << "ibnetsim: internal error: " << e.what() << "\n";
+      return 1;
+    }
+    std::cerr << "ibnetsim: error: an input holds bytes that are not UTF-8 and cannot be written to JSON: "
+              << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "ibnetsim: internal error: " << e.what() << "\n";

@@ -386,6 +386,10 @@ Profile fit_profile(const std::vector<FitSource>& sources, const FitOptions& opt
     p.header_bytes = 26;
   }
   if (mtu_seen) {
+    // perftest prints the path MTU, 256..4096 B (RoCE up to 9000); anything else is a damaged log.
+    if (mtu_seen->first < 256 || mtu_seen->first > 9000)
+      throw InputError(mtu_seen->second + ": 'Mtu' " + std::to_string(mtu_seen->first) +
+                       " B is not a path MTU (expected 256..4096, or up to 9000 for RoCE)");
     p.mtu_bytes = static_cast<std::uint32_t>(mtu_seen->first);
   } else {
     p.warnings.push_back("no 'Mtu' in any header: assuming 4096");

@@ -1,6 +1,7 @@
 #include "calibration/profile.hpp"
 
 #include "sim/error.hpp"
+#include "sim/json_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -451,13 +452,9 @@ Profile Profile::from_json(const json& j, const std::string& source) {
 Profile Profile::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the profile");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(path + ": not valid JSON (" + e.what() + ")");
-  }
-  return from_json(j, path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return from_json(parse_json_text(text.str(), path), path);
 }
 
 void Profile::save(const std::string& path) const {

@@ -2,6 +2,7 @@
 
 #include "calibration/text_scan.hpp"
 #include "sim/error.hpp"
+#include "sim/json_text.hpp"
 #include "sim/units.hpp"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 namespace ibn::scen {
@@ -576,11 +578,16 @@ std::optional<DatatypeInfo> nccl_datatype(std::int64_t value) {
 }
 
 ReplayTrace parse_trace_json(std::istream& in, const std::string& source) {
+  std::ostringstream text;
+  text << in.rdbuf();
   json root;
   try {
-    root = json::parse(in);
+    root = json::parse(text.str());
   } catch (const json::parse_error& e) {
     throw InputError(source + ": not valid JSON: " + e.what());
+  } catch (const json::exception&) {
+    parse_json_text(text.str(), source); // a number overflowing a double: InputError with line, column, key
+    throw;
   }
   return TraceReader(source).read(root);
 }

@@ -6,6 +6,7 @@
 #include "scenarios/executor.hpp"
 #include "scenarios/placement.hpp"
 #include "scenarios/replay.hpp"
+#include "scenarios/resource_estimate.hpp"
 #include "sim/error.hpp"
 #include "sim/rng.hpp"
 #include "sim/units.hpp"
@@ -570,6 +571,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
 }
 
 RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt) {
+  check_run_resources(s, w, opt); // refuses runs beyond the limit; reports the estimate (resource_estimate.hpp)
   ScenarioRunner runner(s, w, opt);
   return runner.run();
 }

@@ -4,6 +4,7 @@
 #include "scenarios/placement.hpp"
 #include "sim/error.hpp"
 #include "topology/generators.hpp"
+#include "sim/json_text.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -345,23 +346,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   std::stringstream ss;
   ss << in.rdbuf();
   const auto text = ss.str();
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Byte offset -> line and column.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                     ": malformed JSON: " + e.what());
-  }
+  const nlohmann::json doc = parse_json_text(text, path, "malformed JSON"); // line:col (and key)
   const auto dir = std::filesystem::path(path).parent_path().string();
   return make_scenario(doc, path, dir, overrides);
 }

@@ -75,6 +75,7 @@ std::vector<PathToken> parse_key_path(const std::string& path, const std::string
       const auto num = path.substr(i + 1, close - i - 1);
       if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos)
         bad("index must be a number");
+      if (num.size() > 9) bad("index " + num + " is too large");
       out.push_back({num, true, std::stoul(num)});
       i = close + 1;
       if (i < path.size() && path[i] == '.') ++i;
@@ -84,7 +85,7 @@ std::vector<PathToken> parse_key_path(const std::string& path, const std::string
     if (end == std::string::npos) end = path.size();
     const auto tok = path.substr(i, end - i);
     if (tok.empty()) bad("empty component");
-    const bool digits = tok.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits = tok.find_first_not_of("0123456789") == std::string::npos && tok.size() <= 9;
     out.push_back({tok, digits, digits ? std::stoul(tok) : 0});
     i = end;
     if (i < path.size() && path[i] == '.') ++i;

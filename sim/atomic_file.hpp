@@ -1,14 +1,26 @@
 #pragma once
-// Atomic result files: nothing the user wrote is lost and no reader sees half a file.
+// Result files: nothing the user wrote is lost and no reader sees half a file.
 #include <string>
+#include <vector>
 
 namespace ibn {
 
-/// Writes `content` to `path` atomically: a temporary file in the same folder, flushed, then renamed over
-/// the target. Creates missing parent folders. Throws InputError naming the path on failure.
+/// Writes `content` to `path`.
+/// - A regular file or a new path is written atomically: a temporary file in the target's folder, flushed,
+///   then renamed over it. Missing parent folders are created.
+/// - A symbolic link is followed: its final target is replaced atomically (the link itself stays a link).
+/// - Anything else that exists (a FIFO, a character or block device such as /dev/null) is opened and
+///   written in place, never replaced. /dev/stdout, /dev/fd/1 and /proc/self/fd/1 write to standard output.
+/// - A folder is refused with a message saying to name a file inside it.
+/// Throws InputError naming the path on failure.
 void write_file_atomic(const std::string& path, const std::string& content);
 
 /// Reads a whole file; throws InputError naming the path when it cannot be opened.
 std::string read_file(const std::string& path);
+
+/// Throws InputError (naming `flag` and the input) when `out` is the same file (same device and inode) as
+/// one of `inputs`, so `-o` never overwrites what the command reads. Paths that do not exist yet pass.
+void refuse_output_equal_to_input(const std::string& out, const std::vector<std::string>& inputs,
+                                  const std::string& flag);
 
 } // namespace ibn

@@ -1,5 +1,6 @@
 #include "sim/child_process.hpp"
 
+#include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 
 #include <sys/wait.h>
@@ -18,7 +19,7 @@ std::string run_in_child_process(const std::function<std::string()>& fn) {
   int fds[2];
   if (pipe(fds) != 0)
     throw std::runtime_error(std::string("run_in_child_process: pipe: ") + std::strerror(errno));
-  const pid_t pid = fork();
+  const pid_t pid = fork_tracked(); // SIGINT/SIGTERM reach the child too (sim/child_processes.hpp)
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
@@ -65,6 +66,7 @@ std::string run_in_child_process(const std::function<std::string()>& fn) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  untrack_child(pid);
   if (msg.empty()) {
     const std::string why = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
                                                 : "exit status " + std::to_string(WEXITSTATUS(status));

@@ -2,6 +2,8 @@
 #include "topology/fabric_io.hpp"
 
 #include "sim/error.hpp"
+#include "sim/json_text.hpp"
+#include "topology/generators.hpp"
 
 #include <algorithm>
 #include <array>
@@ -19,7 +21,7 @@ namespace {
 
 constexpr const char* kSchemaName = "ibnetsim.fabric";
 constexpr int kMaxRadix = 65535;
-constexpr int kMaxLid = 65535;
+constexpr int kMaxLid = 49151; // the largest unicast LID (0xBFFF)
 
 // ---------------------------------------------------------------------------------------------------------
 // Writing
@@ -208,7 +210,7 @@ Node read_node(const Reader& r, const nlohmann::json& j, const std::string& path
   if (j.contains("group"))
     n.group = static_cast<int>(r.get_int(j, path, "group", -1, kIntMax, "an integer >= -1"));
   if (j.contains("lid"))
-    n.lid = static_cast<int>(r.get_int(j, path, "lid", 0, kMaxLid, "an integer in 0..65535"));
+    n.lid = static_cast<int>(r.get_int(j, path, "lid", 0, kMaxLid, "an integer in 0..49151 (unicast LIDs)"));
   if (j.contains("description")) n.description = r.get_string(j, path, "description");
   return n;
 }
@@ -246,6 +248,9 @@ Link read_link(const Reader& r, const Fabric& f, const nlohmann::json& j, const 
   double length_m = 1.0;
   if (j.contains("length_m"))
     length_m = r.get_number(j, path, "length_m", 0.0, "a non-negative number of metres");
+  if (length_m > kMaxCableLengthM)
+    r.fail(Reader::field(path, "length_m"), "a cable of " + Reader::show(j["length_m"]) + " m is longer than " +
+                                                "the longest modelled (" + std::to_string(static_cast<int>(kMaxCableLengthM)) + " m)");
   Medium medium = length_m <= kDacMaxLengthM ? Medium::Dac : Medium::Fiber;
   if (j.contains("medium"))
     medium = parse_medium(r.get_string(j, path, "medium"), r.source() + ": " + Reader::field(path, "medium"));
@@ -255,18 +260,6 @@ Link read_link(const Reader& r, const Fabric& f, const nlohmann::json& j, const 
     l.latency = Time::ps(r.get_int(j, path, "latency_ps", 0, std::numeric_limits<std::int64_t>::max(),
                                    "a non-negative integer (picoseconds)"));
   return l;
-}
-
-/// Line and column (1-based) of the byte at `offset` (0-based) of `text`.
-std::pair<std::size_t, std::size_t> line_col(const std::string& text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  std::size_t line = 1, line_start = 0;
-  for (std::size_t i = 0; i < offset; ++i)
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  return {line, offset - line_start + 1};
 }
 
 // DOT identifiers and labels: double-quoted with '"' and '\' escaped; control characters become spaces.
@@ -299,7 +292,7 @@ nlohmann::json fabric_to_json(const Fabric& f) {
   return j;
 }
 
-Fabric fabric_from_json(const nlohmann::json& j, const std::string& source) {
+Fabric fabric_from_json(const nlohmann::json& j, const std::string& source, std::vector<std::string>* warnings) {
   const Reader r(source);
   if (!j.is_object()) r.fail("", "expected a JSON object at the top level, got " + Reader::show(j));
   // Schema and version first: a newer file may legitimately carry keys this build does not know.
@@ -348,7 +341,12 @@ Fabric fabric_from_json(const nlohmann::json& j, const std::string& source) {
   try {
     f.validate();
   } catch (const InputError& e) {
-    r.fail("", e.what());
+    // Connectivity is validate()'s last check: a fabric with down cables or from a partial discovery
+    // loads with a warning when the caller takes warnings, as an ibnetdiscover import does.
+    if (warnings && std::string_view(e.what()).starts_with("fabric is not connected"))
+      warnings->push_back(source + ": " + e.what());
+    else
+      r.fail("", e.what());
   }
   return f;
 }
@@ -377,7 +375,7 @@ void save_fabric_json(const Fabric& f, std::ostream& out) {
   out << buf;
 }
 
-Fabric load_fabric_json(const std::string& path) {
+Fabric load_fabric_json(const std::string& path, std::vector<std::string>* warnings) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not a fabric file");
   std::ifstream in(path, std::ios::binary);
@@ -386,19 +384,8 @@ Fabric load_fabric_json(const std::string& path) {
   ss << in.rdbuf();
   if (in.bad()) throw InputError(path + ": read error");
   const std::string text = std::move(ss).str();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is 1-based (the last character read); report our own line:col and nlohmann's reason.
-    const auto [line, col] = line_col(text, e.byte == 0 ? 0 : e.byte - 1);
-    std::string reason = e.what();
-    if (const auto p = reason.find(": "); reason.starts_with("[json.exception") && p != std::string::npos)
-      reason = reason.substr(p + 2);
-    throw InputError(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
-                     ": invalid JSON: " + reason);
-  }
-  return fabric_from_json(j, path);
+  const nlohmann::json j = parse_json_text(text, path);
+  return fabric_from_json(j, path, warnings);
 }
 
 void save_fabric_dot(const Fabric& f, std::ostream& out) {

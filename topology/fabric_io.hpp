@@ -21,18 +21,22 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace ibn::topo {
 
 inline constexpr int kFabricSchemaVersion = 1;
 
 nlohmann::json fabric_to_json(const Fabric& f);
-/// `source` names the file in error messages.
-Fabric fabric_from_json(const nlohmann::json& j, const std::string& source);
+/// `source` names the file in error messages. With `warnings`, a fabric that is not connected loads and the
+/// reason is added there (as an ibnetdiscover import does); without, it is refused.
+Fabric fabric_from_json(const nlohmann::json& j, const std::string& source,
+                        std::vector<std::string>* warnings = nullptr);
 
 void save_fabric_json(const Fabric& f, std::ostream& out);
-/// Reads a fabric JSON file; malformed JSON is reported with its line and column.
-Fabric load_fabric_json(const std::string& path);
+/// Reads a fabric JSON file; malformed JSON is reported with its line and column. `warnings`: as
+/// fabric_from_json.
+Fabric load_fabric_json(const std::string& path, std::vector<std::string>* warnings = nullptr);
 
 /// Graphviz DOT: one node per switch/HCA (shape by kind, rank by tier), one edge per cable labelled by speed.
 void save_fabric_dot(const Fabric& f, std::ostream& out);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -107,12 +108,40 @@ Split split_ports(int radix, const Ratio& r, const std::string& tier_name, const
 
 void check_common(int radix, int rails, std::optional<std::int64_t> hosts) {
   if (radix < 2) throw InputError("--radix must be at least 2, got " + std::to_string(radix));
-  if (radix > 4096) throw InputError("--radix " + std::to_string(radix) + " is larger than any switch (max 4096)");
+  if (radix > kMaxSwitchRadix)
+    throw InputError("--radix " + std::to_string(radix) + " is larger than any switch (max " +
+                     std::to_string(kMaxSwitchRadix) + ")");
   if (rails < 1) throw InputError("--rails must be at least 1, got " + std::to_string(rails));
   if (hosts && *hosts < 1) throw InputError("--hosts must be at least 1, got " + std::to_string(*hosts));
 }
 
+std::string count_text(double v) {
+  if (v < 1e15) {
+    std::string digits = std::to_string(static_cast<std::int64_t>(v)), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+      out += digits[i];
+    }
+    return out;
+  }
+  std::ostringstream s;
+  s.precision(3);
+  s << v;
+  return s.str();
+}
+
 } // namespace
+
+void check_fabric_estimate(const FabricEstimate& e, std::int64_t max_hosts, const std::string& what) {
+  const double limit = static_cast<double>(max_hosts);
+  if (e.hcas <= limit && e.switches <= limit) return;
+  const bool hcas = e.hcas > limit;
+  throw InputError(what + ": the requested fabric would have " + count_text(e.hosts) + " hosts (" +
+                   count_text(e.hcas) + " HCAs), " + count_text(e.switches) + " switches and " +
+                   count_text(e.links) + " links; that is more " + (hcas ? "HCAs" : "switches") +
+                   " than the limit of " + count_text(limit) +
+                   " (raise it with --max-hosts N, or the scenario key fabric.params.max-hosts)");
+}
 
 std::vector<Ratio> parse_ratios(const std::string& text, const std::string& what) {
   std::vector<Ratio> out;
@@ -120,9 +149,20 @@ std::vector<Ratio> parse_ratios(const std::string& text, const std::string& what
     const auto colon = part.find(':');
     if (colon == std::string::npos)
       throw InputError(what + ": cannot read '" + part + "' (expected down:up such as 2:1, or a list like 2:1,1:1)");
+    if (part.find(':', colon + 1) != std::string::npos)
+      throw InputError(what + ": '" + part + "' has more than one ':' (one ratio is down:up such as 2:1; give one " +
+                       "ratio per tier separated by commas, leaf first: 2:1,1:1)");
+    // A ratio splits a switch's ports, so neither side can exceed the largest radix.
+    auto side = [&](const std::string& t, const char* name) {
+      const std::int64_t v = parse_positive_int(t, what + " (" + name + " side of '" + part + "')");
+      if (v > kMaxSwitchRadix)
+        throw InputError(what + ": " + name + " side " + t + " of '" + part + "' is larger than any switch radix (max " +
+                         std::to_string(kMaxSwitchRadix) + ")");
+      return static_cast<int>(v);
+    };
     Ratio r;
-    r.down = static_cast<int>(parse_positive_int(part.substr(0, colon), what));
-    r.up = static_cast<int>(parse_positive_int(part.substr(colon + 1), what));
+    r.down = side(part.substr(0, colon), "down");
+    r.up = side(part.substr(colon + 1), "up");
     const int g = std::gcd(r.down, r.up);
     r.down /= g;
     r.up /= g;
@@ -140,6 +180,9 @@ CableLengths parse_cable_lengths(const std::string& text, const std::string& wha
       throw InputError(what + ": cannot read '" + part + "' (expected host=M,leaf=M,spine=M in metres)");
     const std::string key = part.substr(0, eq);
     const double v = parse_nonneg_double(part.substr(eq + 1), what + " " + key);
+    if (v > kMaxCableLengthM)
+      throw InputError(what + " " + key + ": " + part.substr(eq + 1) + " m is longer than the longest cable modelled (" +
+                       std::to_string(static_cast<int>(kMaxCableLengthM)) + " m)");
     if (key == "host") c.host_m = v;
     else if (key == "leaf") c.leaf_m = v;
     else if (key == "spine") c.spine_m = v;
@@ -199,6 +242,10 @@ Fabric build_fat_tree(const FatTreeParams& p) {
                        ": use --tiers 3, a larger --radix, or a higher --oversubscription");
     const std::int64_t L = (hosts + d1 - 1) / d1;
     const int S = spread_switches(u1, L * u1, R);
+    const double rails = p.rails;
+    check_fabric_estimate({static_cast<double>(hosts), static_cast<double>(hosts) * rails,
+                           rails * static_cast<double>(L + S), rails * static_cast<double>(L * u1 + hosts)},
+                          p.max_hosts, "fat-tree");
     const int par = u1 / S;
     closed_form_exact = hosts % (2LL * d1) == 0;
     for (int pl = 0; pl < p.rails; ++pl) {
@@ -233,6 +280,11 @@ Fabric build_fat_tree(const FatTreeParams& p) {
     const std::int64_t L = (hosts + d1 - 1) / d1;
     const std::int64_t P = (L + leaves_per_pod - 1) / leaves_per_pod;
     const int C = spread_switches(u2, P * u2, R); // cores per group (one group per pod-spine index)
+    const double rails = p.rails;
+    check_fabric_estimate({static_cast<double>(hosts), static_cast<double>(hosts) * rails,
+                           rails * static_cast<double>(L + P * u1 + static_cast<std::int64_t>(u1) * C),
+                           rails * static_cast<double>(L * u1 + P * u1 * u2 + hosts)},
+                          p.max_hosts, "fat-tree");
     const int par = u2 / C;
     closed_form_exact = P >= 2 && hosts % (2LL * d1 * d2) == 0;
     const std::int64_t per_plane = L + P * u1 + static_cast<std::int64_t>(u1) * C;
@@ -298,7 +350,13 @@ Fabric build_kary_ntree(const KaryNTreeParams& p) {
   std::int64_t per_level = 1;
   for (int i = 0; i < p.n - 1; ++i) per_level *= p.k;
   const std::int64_t hosts = per_level * p.k;
-  if (hosts > 4'000'000) throw InputError("k-ary n-tree: k^n = " + std::to_string(hosts) + " hosts is too large");
+  if (2 * static_cast<std::int64_t>(p.k) > kMaxSwitchRadix)
+    throw InputError("k-ary n-tree: k = " + std::to_string(p.k) + " needs switches of radix 2k = " +
+                     std::to_string(2 * static_cast<std::int64_t>(p.k)) + ", more than any switch (max " +
+                     std::to_string(kMaxSwitchRadix) + ")");
+  check_fabric_estimate({static_cast<double>(hosts), static_cast<double>(hosts),
+                         static_cast<double>(per_level) * p.n, static_cast<double>(hosts) * p.n},
+                        p.max_hosts, "k-ary n-tree");
   Fabric f;
   const int radix = 2 * p.k;
   std::vector<std::vector<NodeId>> level(static_cast<std::size_t>(p.n));
@@ -359,6 +417,11 @@ DragonflyParams complete_dragonfly(DragonflyParams p) {
   if (p.a == 0) p.a = 2 * p.p;
   if (p.p < 1) throw InputError("dragonfly: --a " + std::to_string(p.a) + " alone gives p = a/2 = 0 hosts per router");
   if (p.a < 1 || p.h < 1) throw InputError("dragonfly: a and h must be at least 1");
+  const std::int64_t router_radix = static_cast<std::int64_t>(p.p) + p.a - 1 + p.h;
+  if (router_radix > kMaxSwitchRadix)
+    throw InputError("dragonfly: routers would need p + (a-1) + h = " + std::to_string(router_radix) +
+                     " ports (p=" + std::to_string(p.p) + ", a=" + std::to_string(p.a) + ", h=" + std::to_string(p.h) +
+                     "), more than any switch (max " + std::to_string(kMaxSwitchRadix) + ")");
   const int max_g = p.a * p.h + 1;
   if (p.g == 0) p.g = max_g;
   if (p.g < 2) throw InputError("dragonfly: --g must be at least 2, got " + std::to_string(p.g));
@@ -378,6 +441,11 @@ DragonflyParams complete_dragonfly(DragonflyParams p) {
 
 Fabric build_dragonfly(const DragonflyParams& in) {
   const DragonflyParams p = complete_dragonfly(in);
+  {
+    const double routers = static_cast<double>(p.a) * p.g, hosts = routers * p.p;
+    check_fabric_estimate({hosts, hosts, routers, routers * (p.a - 1) / 2.0 + routers * p.h / 2.0 + hosts},
+                          p.max_hosts, "dragonfly");
+  }
   const int radix = p.p + (p.a - 1) + p.h;
   const int slots = p.a * p.h; // global links per group
   const int others = p.g - 1;
@@ -471,9 +539,18 @@ public:
   }
   int integer(const std::string& k, int def) const {
     auto v = get(k);
-    return v ? static_cast<int>(parse_positive_int(*v, gen_ + " " + k)) : def;
+    if (!v) return def;
+    const std::int64_t n = parse_positive_int(*v, gen_ + " " + k);
+    if (n > std::numeric_limits<int>::max())
+      throw InputError(gen_ + " " + k + ": " + *v + " is too large (at most " +
+                       std::to_string(std::numeric_limits<int>::max()) + ")");
+    return static_cast<int>(n);
   }
   LinkSpeed speed() const { return parse_link_speed(get("rate").value_or("NDR"), gen_ + " rate"); }
+  std::int64_t max_hosts() const {
+    auto v = get("max-hosts");
+    return v ? parse_positive_int(*v, gen_ + " max-hosts") : kDefaultMaxHosts;
+  }
 
 private:
   const std::map<std::string, std::string>& kv_;
@@ -484,10 +561,10 @@ private:
 
 Registry<GeneratorFactory> builtin_generators() {
   Registry<GeneratorFactory> reg("topology generator");
-  reg.add("fat-tree", "2- or 3-tier folded Clos; keys: tiers, radix, leaf-ports, hosts, oversubscription, rails, rate, cable-m",
+  reg.add("fat-tree", "2- or 3-tier folded Clos; keys: tiers, radix, leaf-ports, hosts, oversubscription, rails, rate, cable-m, max-hosts",
           [](const std::map<std::string, std::string>& kv) {
             Params ps(kv, "fat-tree",
-                      {"tiers", "radix", "leaf-ports", "hosts", "oversubscription", "rails", "rate", "cable-m"});
+                      {"tiers", "radix", "leaf-ports", "hosts", "oversubscription", "rails", "rate", "cable-m", "max-hosts"});
             FatTreeParams p;
             p.tiers = ps.integer("tiers", 2);
             p.radix = ps.integer("radix", 64);
@@ -497,24 +574,26 @@ Registry<GeneratorFactory> builtin_generators() {
             p.rails = ps.integer("rails", 1);
             p.speed = ps.speed();
             if (auto c = ps.get("cable-m")) p.cables = parse_cable_lengths(*c, "fat-tree cable-m");
+            p.max_hosts = ps.max_hosts();
             return build_fat_tree(p);
           });
   reg.add("rail-optimized",
           "SuperPOD-style rails: NIC i of every node of a scalable unit on leaf i of that SU; keys: nodes, "
           "nics-per-node, su-nodes, radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m",
           [](const std::map<std::string, std::string>& kv) { return build_rail_optimized_from_params(kv); });
-  reg.add("kary-ntree", "k-ary n-tree (k^n hosts, n levels of 2k-port switches); keys: k, n, rate",
+  reg.add("kary-ntree", "k-ary n-tree (k^n hosts, n levels of 2k-port switches); keys: k, n, rate, max-hosts",
           [](const std::map<std::string, std::string>& kv) {
-            Params ps(kv, "kary-ntree", {"k", "n", "rate"});
+            Params ps(kv, "kary-ntree", {"k", "n", "rate", "max-hosts"});
             KaryNTreeParams p;
             p.k = ps.integer("k", 4);
             p.n = ps.integer("n", 2);
             p.speed = ps.speed();
+            p.max_hosts = ps.max_hosts();
             return build_kary_ntree(p);
           });
-  reg.add("dragonfly", "dragonfly groups of all-to-all routers; keys: a, p, h, g, arrangement, rate",
+  reg.add("dragonfly", "dragonfly groups of all-to-all routers; keys: a, p, h, g, arrangement, rate, max-hosts",
           [](const std::map<std::string, std::string>& kv) {
-            Params ps(kv, "dragonfly", {"a", "p", "h", "g", "arrangement", "rate"});
+            Params ps(kv, "dragonfly", {"a", "p", "h", "g", "arrangement", "rate", "max-hosts"});
             DragonflyParams p;
             p.a = ps.integer("a", 0);
             p.p = ps.integer("p", 0);
@@ -522,6 +601,7 @@ Registry<GeneratorFactory> builtin_generators() {
             p.g = ps.integer("g", 0);
             if (auto a = ps.get("arrangement")) p.arrangement = parse_arrangement(*a, "dragonfly arrangement");
             p.speed = ps.speed();
+            p.max_hosts = ps.max_hosts();
             return build_dragonfly(p);
           });
   return reg;

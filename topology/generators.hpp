@@ -13,6 +13,29 @@
 
 namespace ibn::topo {
 
+/// The largest switch radix a generator accepts (and the largest side of an oversubscription ratio).
+inline constexpr int kMaxSwitchRadix = 4096;
+/// The longest cable a fabric may hold (100 km, beyond long-haul InfiniBand extenders); longer lengths are
+/// refused by the generators and the fabric JSON reader, so propagation delays stay far inside Time's range.
+inline constexpr double kMaxCableLengthM = 100'000.0;
+
+/// Resource bound: the most HCAs (and, separately, switches) a generator builds unless raised with
+/// --max-hosts (scenario: fabric.params "max-hosts"). Four times the 65,536-host target; such a fabric
+/// takes well under a second and a few hundred MB. docs/robustness.md gives the figures.
+inline constexpr std::int64_t kDefaultMaxHosts = 262'144;
+
+/// A fabric's size computed from the parameters alone, before anything is allocated (doubles, so no
+/// parameter combination overflows).
+struct FabricEstimate {
+  double hosts = 0;    ///< servers
+  double hcas = 0;     ///< endpoints: hosts x rails
+  double switches = 0; ///< switches or routers
+  double links = 0;    ///< cables
+};
+/// Throws InputError when `e` exceeds `max_hosts` HCAs or switches, naming the estimate, the limit and the
+/// flag that raises it. `what` names the generator ("fat-tree").
+void check_fabric_estimate(const FabricEstimate& e, std::int64_t max_hosts, const std::string& what);
+
 /// Downlink:uplink bandwidth ratio of one tier, e.g. 3:1.
 struct Ratio {
   int down = 1;
@@ -41,6 +64,7 @@ struct FatTreeParams {
   int rails = 1;                       ///< parallel planes; each host has one HCA per plane
   LinkSpeed speed;                     ///< every cable
   CableLengths cables;
+  std::int64_t max_hosts = kDefaultMaxHosts; ///< resource bound (check_fabric_estimate)
 };
 Fabric build_fat_tree(const FatTreeParams& p);
 
@@ -55,6 +79,7 @@ struct KaryNTreeParams {
   int n = 2;
   LinkSpeed speed;
   CableLengths cables;
+  std::int64_t max_hosts = kDefaultMaxHosts; ///< resource bound (check_fabric_estimate)
 };
 Fabric build_kary_ntree(const KaryNTreeParams& p);
 
@@ -69,6 +94,7 @@ struct DragonflyParams {
   GlobalArrangement arrangement = GlobalArrangement::Absolute;
   LinkSpeed speed;
   double host_cable_m = 3.0, local_cable_m = 5.0, global_cable_m = 50.0;
+  std::int64_t max_hosts = kDefaultMaxHosts; ///< resource bound (check_fabric_estimate)
 };
 /// Fills balanced defaults and checks g <= a·h+1 and that the global links pair up.
 DragonflyParams complete_dragonfly(DragonflyParams p);

@@ -31,6 +31,8 @@ constexpr double kSwitchCableM = 30.0;
 /// a vendor-assigned GUID).
 constexpr std::uint64_t kSyntheticGuidBase = 0x0200000000000001ull;
 constexpr std::string_view kAnnotationTag = "# ibnetsim-node:";
+/// The largest unicast LID (0xBFFF); 0xC000 and above are multicast LIDs.
+constexpr int kMaxUnicastLid = 49151;
 
 // ---------------------------------------------------------------------------------------------------------
 // Small text helpers
@@ -305,6 +307,14 @@ class Parser {
   std::size_t orphan_first_ = 0, orphan_count_ = 0;
 
   std::string where(std::size_t line) const { return src_ + ":" + std::to_string(line); }
+  /// LIDs in a fabric are unicast LIDs, 0x0001..0xBFFF (49151); 0 means unknown. Anything larger is a
+  /// multicast LID or a misread and is refused with the line.
+  int lid_value(int lid, std::size_t line) const {
+    if (lid > kMaxUnicastLid)
+      fail(line, "lid " + std::to_string(lid) + " is outside the unicast LID range 1.." +
+                     std::to_string(kMaxUnicastLid) + " (0xBFFF)");
+    return lid;
+  }
   [[noreturn]] void fail(std::size_t line, const std::string& msg) const {
     throw InputError(at_line(src_, line, msg));
   }
@@ -420,7 +430,7 @@ void Parser::parse_header(std::string_view t, std::size_t line) {
   while (!c.at_end()) {
     if (c.eat_word("lid")) {
       c.ws();
-      if (auto lid = c.integer()) dev.lid = *lid;
+      if (auto lid = c.integer()) dev.lid = lid_value(*lid, line);
       break;
     }
     c.token();
@@ -466,7 +476,7 @@ void Parser::parse_port_line(std::string_view t, std::size_t line) {
     c.ws();
     const auto l = c.integer();
     if (!l) fail(line, bad);
-    own_lid = *l;
+    own_lid = lid_value(*l, line);
     if (c.eat_word("lmc")) {
       c.ws();
       if (!c.integer()) fail(line, bad);
@@ -478,6 +488,7 @@ void Parser::parse_port_line(std::string_view t, std::size_t line) {
   c.ws();
   const auto peer_lid = c.integer();
   if (!peer_lid) fail(line, bad);
+  lid_value(*peer_lid, line);
   const std::string_view speed_text = c.rest();
   if (speed_text.empty()) fail(line, bad + ": no link speed");
   const LinkSpeed speed = parse_speed(speed_text, line);
@@ -510,7 +521,7 @@ void Parser::parse_ports_format(std::string_view t, std::size_t line) {
     const auto port = parse_small_int(c.token());
     s.guid = c.token();
     if (!s.letter || !lid || !port || !parse_hex(s.guid)) fail(line, bad);
-    s.lid = *lid;
+    s.lid = lid_value(*lid, line);
     s.port = *port;
     return s;
   };

@@ -60,7 +60,11 @@ LinkSpeed parse_link_speed(std::string_view text, const std::string& what) {
   int width = 4;
   const auto x = u.find('X');
   if (x != std::string::npos && x > 0 && std::isdigit(static_cast<unsigned char>(u[0]))) {
-    width = std::stoi(u.substr(0, x));
+    const std::string w = u.substr(0, x);
+    if (w.size() > 2 || w.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError(what + ": cannot read the link width '" + w + "x' in '" + std::string(text) +
+                       "' (expected 1x, 2x, 4x, 8x or 12x)");
+    width = std::stoi(w);
     u = u.substr(x + 1);
   }
   // Half-width product names: NDR200 = 2x NDR, HDR100 = 2x HDR, XDR400 = 2x XDR.

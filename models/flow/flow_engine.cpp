@@ -6,6 +6,7 @@
 #include "models/common/route.hpp"
 #include "models/flow/simgrid_network_model.hpp"
 #include "models/packet/config.hpp"
+#include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 
 #include <simgrid/kernel/Timer.hpp>

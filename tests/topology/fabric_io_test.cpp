@@ -274,7 +274,7 @@ TEST_CASE("fabric JSON: every bad input is an InputError naming the file and the
   check_rejected(with([](auto& j) { j["nodes"][0]["guid"] = 17; }), "nodes[0].guid: expected a string");
   check_rejected(with([](auto& j) { j["nodes"][0]["guid"] = "0x12345678901234567"; }), "nodes[0].guid");
   check_rejected(with([](auto& j) { j["nodes"][0]["lid"] = 70000; }),
-                 "nodes[0].lid: expected an integer in 0..65535");
+                 "nodes[0].lid: expected an integer in 0..49151");
   check_rejected(with([](auto& j) { j["nodes"][5]["host"] = -2; }),
                  "nodes[5].host: expected an integer >= -1");
   check_rejected(with([](auto& j) { j["nodes"][5]["tier"] = -1; }),

@@ -1,0 +1,109 @@
+#include "sim/json_text.hpp"
+
+#include "sim/error.hpp"
+
+#include <vector>
+
+namespace ibn {
+namespace {
+
+using json = nlohmann::json;
+
+/// A SAX pass that only tracks where it is ($.a.b[3]) and remembers the first error's position.
+class Locator : public nlohmann::json_sax<json> {
+public:
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    stack_.push_back({false, 0, {}});
+    return true;
+  }
+  bool key(string_t& k) override {
+    stack_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return end(); }
+  bool start_array(std::size_t) override {
+    stack_.push_back({true, 0, {}});
+    return true;
+  }
+  bool end_array() override { return end(); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
+    error_position = position;
+    error_path = path();
+    return false;
+  }
+
+  std::size_t error_position = 0;
+  std::string error_path;
+
+private:
+  struct Level {
+    bool array;
+    std::size_t index;
+    std::string key;
+  };
+  bool value() {
+    if (!stack_.empty() && stack_.back().array) ++stack_.back().index;
+    return true;
+  }
+  bool end() {
+    stack_.pop_back();
+    return value();
+  }
+  std::string path() const {
+    std::string p = "$";
+    for (const auto& l : stack_) {
+      if (l.array) p += "[" + std::to_string(l.index) + "]";
+      else p += "." + l.key;
+    }
+    return p;
+  }
+  std::vector<Level> stack_;
+};
+
+std::string reason_of(const std::exception& e) {
+  std::string reason = e.what();
+  if (const auto p = reason.find("] "); reason.starts_with("[json.exception") && p != std::string::npos)
+    reason = reason.substr(p + 2);
+  return reason;
+}
+
+} // namespace
+
+std::pair<std::size_t, std::size_t> json_line_col(const std::string& text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  std::size_t line = 1, line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i)
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  return {line, offset - line_start + 1};
+}
+
+json parse_json_text(const std::string& text, const std::string& source, const std::string& label) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based (the last character read).
+    const auto [line, col] = json_line_col(text, e.byte == 0 ? 0 : e.byte - 1);
+    throw InputError(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                     ": " + label + ": " + reason_of(e));
+  } catch (const json::exception& e) {
+    // Not a syntax error (a number overflowing a double, 1e309): a second, SAX pass finds where.
+    Locator loc;
+    json::sax_parse(text, &loc, json::input_format_t::json, false);
+    const auto [line, col] = json_line_col(text, loc.error_position == 0 ? 0 : loc.error_position - 1);
+    throw InputError(source + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + label + ": " +
+                     (loc.error_path.empty() || loc.error_path == "$" ? "" : "key " + loc.error_path + ": ") +
+                     reason_of(e) + " (numbers must fit a double, at most about 1.8e308)");
+  }
+}
+
+} // namespace ibn
