@@ -1,5 +1,6 @@
 #include "analysis/results.hpp"
 
+#include "analysis/tail_stats.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 
@@ -36,21 +37,28 @@ Percentiles percentiles(std::vector<double> v) {
 
 namespace {
 /// Rounds to 4 significant decimals after the point in microseconds/Gb/s, so documents are stable and short.
-double r4(double x) { return std::round(x * 1e4) / 1e4; }
+double r4(double x) {
+  return std::round(x * 1e4) / 1e4;
+}
 } // namespace
 
 nlohmann::json to_json(const Percentiles& p) {
-  return {{"p50", r4(p.p50)}, {"p90", r4(p.p90)}, {"p99", r4(p.p99)}, {"p999", r4(p.p999)},
+  return {{"p50", r4(p.p50)}, {"p90", r4(p.p90)},   {"p99", r4(p.p99)}, {"p999", r4(p.p999)},
           {"max", r4(p.max)}, {"mean", r4(p.mean)}, {"min", r4(p.min)}};
 }
 
 std::string tier_name(int tier) {
   switch (tier) {
-  case 0: return "hca";
-  case 1: return "leaf";
-  case 2: return "spine";
-  case 3: return "core";
-  default: return "tier" + std::to_string(tier);
+  case 0:
+    return "hca";
+  case 1:
+    return "leaf";
+  case 2:
+    return "spine";
+  case 3:
+    return "core";
+  default:
+    return "tier" + std::to_string(tier);
   }
 }
 
@@ -147,9 +155,29 @@ BandwidthStats bw_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json percentiles_json(const Percentiles& p) {
-  return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"p999", p.p999},
+  return {{"p50", p.p50}, {"p90", p.p90},   {"p99", p.p99}, {"p999", p.p999},
           {"max", p.max}, {"mean", p.mean}, {"min", p.min}};
 }
+
+} // namespace
+
+nlohmann::json completion_json(const CollectiveResult& c) {
+  nlohmann::json j = percentiles_json(*c.completion_us);
+  // Derived from the samples (analysis/tail_stats.hpp), so a result read back writes the same document.
+  std::vector<double> sorted = c.samples_us;
+  std::sort(sorted.begin(), sorted.end());
+  auto ci = [&](double q) {
+    const auto [lo, hi] = quantile_ci(sorted, q);
+    auto side = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(r4(v)); };
+    return nlohmann::json::array({side(lo), side(hi)});
+  };
+  j["n"] = sorted.size();
+  j["ci"] = {{"level", 0.95}, {"p50", ci(0.5)}, {"p99", ci(0.99)}};
+  j["unsupported"] = unsupported_percentiles(sorted.size());
+  return j;
+}
+
+namespace {
 
 CollectiveResult collective_result(const scen::CollectiveSamples& c) {
   CollectiveResult o;
@@ -168,11 +196,15 @@ CollectiveResult collective_result(const scen::CollectiveSamples& c) {
   for (const double s : c.samples_us) o.samples_us.push_back(r4(s));
   if (!c.samples_us.empty()) {
     const auto p = percentiles(c.samples_us);
-    o.completion_us = Percentiles{p.n, r4(p.min), r4(p.p50), r4(p.p90), r4(p.p99), r4(p.p999), r4(p.max), r4(p.mean)};
+    o.completion_us =
+        Percentiles{p.n, r4(p.min), r4(p.p50), r4(p.p90), r4(p.p99), r4(p.p999), r4(p.max), r4(p.mean)};
     // Bandwidth percentiles: the p-th fastest iteration's bandwidth is size / (completion at p).
-    auto bw = [&](double t_us) { return t_us > 0 ? static_cast<double>(c.size_bytes) * 8.0 / (t_us * 1e3) : 0.0; };
+    auto bw = [&](double t_us) {
+      return t_us > 0 ? static_cast<double>(c.size_bytes) * 8.0 / (t_us * 1e3) : 0.0;
+    };
     const double f = c.busbw_factor;
-    o.algbw_gbps = {r4(bw(p.p50)), r4(bw(p.p99)), r4(bw(p.p999)), r4(bw(p.mean)), r4(bw(p.max)), r4(bw(p.min))};
+    o.algbw_gbps = {r4(bw(p.p50)),  r4(bw(p.p99)), r4(bw(p.p999)),
+                    r4(bw(p.mean)), r4(bw(p.max)), r4(bw(p.min))};
     o.busbw_gbps = {r4(bw(p.p50) * f),  r4(bw(p.p99) * f), r4(bw(p.p999) * f),
                     r4(bw(p.mean) * f), r4(bw(p.max) * f), r4(bw(p.min) * f)};
   }
@@ -180,21 +212,22 @@ CollectiveResult collective_result(const scen::CollectiveSamples& c) {
 }
 
 nlohmann::json collective_json(const CollectiveResult& c) {
-  nlohmann::json j = {{"name", c.job + "/" + c.op + "/" + std::to_string(c.size_bytes)},
-                      {"job", c.job},
-                      {"op", c.op},
-                      {"algorithm", c.algorithm},
-                      {"protocol", c.protocol},
-                      {"channels", c.channels},
-                      {"size_bytes", c.size_bytes},
-                      {"ranks", c.ranks},
-                      {"nodes", c.nodes},
-                      {"background", c.background},
-                      {"iterations", c.samples_us.size()},
-                      {"transfers_per_iteration", {{"network", c.network_transfers}, {"nvlink", c.nvlink_transfers}}},
-                      {"busbw_factor", c.busbw_factor}};
+  nlohmann::json j = {
+      {"name", c.job + "/" + c.op + "/" + std::to_string(c.size_bytes)},
+      {"job", c.job},
+      {"op", c.op},
+      {"algorithm", c.algorithm},
+      {"protocol", c.protocol},
+      {"channels", c.channels},
+      {"size_bytes", c.size_bytes},
+      {"ranks", c.ranks},
+      {"nodes", c.nodes},
+      {"background", c.background},
+      {"iterations", c.samples_us.size()},
+      {"transfers_per_iteration", {{"network", c.network_transfers}, {"nvlink", c.nvlink_transfers}}},
+      {"busbw_factor", c.busbw_factor}};
   if (c.completion_us) {
-    j["completion_us"] = percentiles_json(*c.completion_us);
+    j["completion_us"] = completion_json(c);
     j["algbw_gbps"] = bandwidth_json(c.algbw_gbps);
     j["busbw_gbps"] = bandwidth_json(c.busbw_gbps);
   }
@@ -219,8 +252,8 @@ CollectiveResult collective_from_json(const nlohmann::json& j) {
   c.samples_us = j.at("samples_us").get<std::vector<double>>();
   if (j.contains("completion_us")) {
     const auto& p = j.at("completion_us");
-    c.completion_us = Percentiles{c.samples_us.size(), p.at("min"), p.at("p50"), p.at("p90"), p.at("p99"),
-                                  p.at("p999"), p.at("max"), p.at("mean")};
+    c.completion_us = Percentiles{c.samples_us.size(), p.at("min"),  p.at("p50"), p.at("p90"),
+                                  p.at("p99"),         p.at("p999"), p.at("max"), p.at("mean")};
     c.algbw_gbps = bw_from_json(j.at("algbw_gbps"));
     c.busbw_gbps = bw_from_json(j.at("busbw_gbps"));
   }
@@ -229,10 +262,17 @@ CollectiveResult collective_from_json(const nlohmann::json& j) {
 
 // ---- manifest and fabric ---------------------------------------------------------------------------------
 nlohmann::json manifest_json(const scen::RunManifest& m) {
-  return {{"version", m.version},       {"engine", m.engine}, {"seed", m.seed},
-          {"scenario", m.scenario},     {"source", m.source}, {"config", m.config},
-          {"fabric_source", m.fabric_source}, {"routing", m.routing}, {"packet", m.packet},
-          {"calibration", m.calibration}, {"warnings", m.warnings}};
+  return {{"version", m.version},
+          {"engine", m.engine},
+          {"seed", m.seed},
+          {"scenario", m.scenario},
+          {"source", m.source},
+          {"config", m.config},
+          {"fabric_source", m.fabric_source},
+          {"routing", m.routing},
+          {"packet", m.packet},
+          {"calibration", m.calibration},
+          {"warnings", m.warnings}};
 }
 
 scen::RunManifest manifest_from_json(const nlohmann::json& j) {
@@ -254,8 +294,8 @@ scen::RunManifest manifest_from_json(const nlohmann::json& j) {
 nlohmann::json fabric_json(const scen::FabricFacts& f) {
   nlohmann::json over = nlohmann::json::array();
   for (const auto& o : f.oversubscription) over.push_back(o ? nlohmann::json(*o) : nlohmann::json());
-  return {{"hcas", f.hcas},   {"switches", f.switches},     {"links", f.links},
-          {"tiers", f.tiers}, {"oversubscription", over},   {"bisection_gbps", f.bisection_gbps}};
+  return {{"hcas", f.hcas},   {"switches", f.switches},   {"links", f.links},
+          {"tiers", f.tiers}, {"oversubscription", over}, {"bisection_gbps", f.bisection_gbps}};
 }
 
 scen::FabricFacts fabric_from_json(const nlohmann::json& j) {
@@ -360,8 +400,8 @@ std::string results_csv(const scen::RunResult& r) {
     char line[512];
     std::snprintf(line, sizeof line, "%s,%s,%s,%s,%llu,%u,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
                   c.job.c_str(), c.op.c_str(), c.algorithm.c_str(), c.protocol.c_str(),
-                  static_cast<unsigned long long>(c.size_bytes), c.ranks, c.samples_us.size(), p.p50, p.p90, p.p99,
-                  p.p999, p.max, p.mean, alg, alg * c.busbw_factor);
+                  static_cast<unsigned long long>(c.size_bytes), c.ranks, c.samples_us.size(), p.p50, p.p90,
+                  p.p99, p.p999, p.max, p.mean, alg, alg * c.busbw_factor);
     s << line;
   }
   return s.str();
@@ -370,16 +410,16 @@ std::string results_csv(const scen::RunResult& r) {
 std::string results_table(const scen::RunResult& r) {
   std::ostringstream s;
   char line[512];
-  std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6s %6s %11s %11s %11s %12s\n", "job", "op", "algorithm",
-                "size", "ranks", "iters", "p50 us", "p99 us", "p99.9 us", "busbw Gb/s");
+  std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6s %6s %11s %11s %11s %12s\n", "job", "op",
+                "algorithm", "size", "ranks", "iters", "p50 us", "p99 us", "p99.9 us", "busbw Gb/s");
   s << line;
   for (const auto& c : r.collectives) {
     if (c.samples_us.empty()) continue;
     const auto p = percentiles(c.samples_us);
     const double bus = static_cast<double>(c.size_bytes) * 8.0 / (p.p50 * 1e3) * c.busbw_factor;
-    std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6u %6zu %11.2f %11.2f %11.2f %12.2f\n", c.job.c_str(),
-                  c.op.c_str(), c.algorithm.c_str(), format_size(c.size_bytes).c_str(), c.ranks,
-                  c.samples_us.size(), p.p50, p.p99, p.p999, bus);
+    std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6u %6zu %11.2f %11.2f %11.2f %12.2f\n",
+                  c.job.c_str(), c.op.c_str(), c.algorithm.c_str(), format_size(c.size_bytes).c_str(),
+                  c.ranks, c.samples_us.size(), p.p50, p.p99, p.p999, bus);
     s << line;
   }
   return s.str();

@@ -73,6 +73,11 @@ struct CollectiveResult {
   bool measured() const { return !background && completion_us.has_value(); }
 };
 
+/// A collective's `completion_us`: the percentiles, `n` (samples), `ci` {level, p50: [lo, hi], p99: [lo, hi]}
+/// (order-statistic intervals, null for an open side) and `unsupported` (percentiles the samples cannot
+/// support, e.g. "p99.9 needs >= 1,000 samples; have 100"). Needs completion_us.
+nlohmann::json completion_json(const CollectiveResult& c);
+
 struct EngineSummary {
   std::string name;
   std::uint64_t events = 0, transfers = 0;

@@ -55,24 +55,28 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
   std::vector<WhatifPoint> out;
   std::vector<std::pair<std::string, std::string>> ratios; // text, fabric.params override (JSON) or ""
   if (opt.ratios.empty()) {
-    const auto own = base.fabric_file.empty() ? base.fabric_params.value("oversubscription", std::string("1:1")) : "file";
+    const auto own =
+        base.fabric_file.empty() ? base.fabric_params.value("oversubscription", std::string("1:1")) : "file";
     ratios.emplace_back(own, "");
   } else {
     if (!base.fabric_file.empty())
-      throw InputError(base.file + ": key 'fabric.file': the what-if study varies the generator's oversubscription; "
-                                   "use fabric.generator/fabric.params, or pass --oversubscription \"\" to keep the "
-                                   "file's fabric");
+      throw InputError(base.file +
+                       ": key 'fabric.file': the what-if study varies the generator's oversubscription; "
+                       "use fabric.generator/fabric.params, or pass --oversubscription \"\" to keep the "
+                       "file's fabric");
     for (const auto& r : opt.ratios) {
       auto params = base.fabric_params;
       params["oversubscription"] = r.to_string();
       if (base.fabric_generator == "fat-tree" && !base.fabric_params.contains("leaf-ports")) {
-        const int radix = params.contains("radix") ? std::stoi(params["radix"].is_string()
-                                                                  ? params["radix"].get<std::string>()
-                                                                  : std::to_string(params["radix"].get<int>()))
-                                                  : 64;
+        const int radix =
+            params.contains("radix")
+                ? std::stoi(params["radix"].is_string() ? params["radix"].get<std::string>()
+                                                        : std::to_string(params["radix"].get<int>()))
+                : 64;
         const int group = r.down + r.up;
         if (radix % group != 0) {
-          // The split that needs the fewest switches with every leaf full (topology/port_split.hpp), said aloud.
+          // The split that needs the fewest switches with every leaf full (topology/port_split.hpp), said
+          // aloud.
           int lp = radix / group * group;
           if (params.contains("hosts")) {
             const auto h = params["hosts"].is_string() ? std::stoll(params["hosts"].get<std::string>())
@@ -83,8 +87,8 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
           }
           params["leaf-ports"] = lp;
           if (opt.progress)
-            opt.progress(r.to_string() + ": radix " + std::to_string(radix) + " does not split at " + r.to_string() +
-                         "; using leaf-ports " + std::to_string(lp));
+            opt.progress(r.to_string() + ": radix " + std::to_string(radix) + " does not split at " +
+                         r.to_string() + "; using leaf-ports " + std::to_string(lp));
         }
       }
       ratios.emplace_back(r.to_string(), "fabric.params=" + params.dump());
@@ -113,12 +117,14 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
   return out;
 }
 
-std::vector<WhatifRow> whatif_rows(const std::vector<WhatifPoint>& points, const std::vector<PointResult>& results) {
+std::vector<WhatifRow> whatif_rows(const std::vector<WhatifPoint>& points,
+                                   const std::vector<PointResult>& results) {
   std::vector<WhatifRow> rows;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     const auto& r = results.at(i);
-    // The oversubscription the fabric really has, from its graph (differs from the request on partial leaves).
+    // The oversubscription the fabric really has, from its graph (differs from the request on partial
+    // leaves).
     const double measured = r.fabric.leaf_oversubscription();
     for (const auto& c : r.collectives) {
       if (!c.measured()) continue;
@@ -139,7 +145,8 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
   po.progress = opt.progress;
   po.external = opt.external;
   std::vector<PointResult> results;
-  for (auto& r : run_points(base, study, po)) results.push_back(std::move(r.value())); // one rank: every point
+  for (auto& r : run_points(base, study, po))
+    results.push_back(std::move(r.value())); // one rank: every point
 
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : whatif_rows(points, results)) {
@@ -157,7 +164,7 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
                     {"size_bytes", c.size_bytes},
                     {"ranks", c.ranks},
                     {"iterations", c.iterations()},
-                    {"completion_us", to_json(*c.completion_us)},
+                    {"completion_us", completion_json(c)},
                     {"algbw_gbps", bandwidth_json(c.algbw_gbps)},
                     {"busbw_gbps", bandwidth_json(c.busbw_gbps)},
                     {"samples_us", c.samples_us},
@@ -169,26 +176,29 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
   std::vector<std::string> ratio_texts, routing_texts, cc_texts;
   for (const auto& r : opt.ratios) ratio_texts.push_back(r.to_string());
   for (const auto m : opt.routings) routing_texts.push_back(pkt::to_string(m));
-  for (const auto c : opt.ccs.empty() ? std::vector<pkt::CcMode>{base.cc} : opt.ccs) cc_texts.push_back(pkt::to_string(c));
-  nlohmann::json doc = {{"manifest",
-                         {{"version", kVersion},
-                          {"engine", results.empty() ? "" : results[0].manifest.engine},
-                          {"seed", base.seed},
-                          {"scenario", base.name},
-                          {"source", base.file},
-                          {"config", base.effective},
-                          {"dimensions", {{"oversubscription", ratio_texts}, {"routing", routing_texts}, {"cc", cc_texts}}},
-                          {"points", point_list}}},
-                        {"rows", rows}};
+  for (const auto c : opt.ccs.empty() ? std::vector<pkt::CcMode>{base.cc} : opt.ccs)
+    cc_texts.push_back(pkt::to_string(c));
+  nlohmann::json doc = {
+      {"manifest",
+       {{"version", kVersion},
+        {"engine", results.empty() ? "" : results[0].manifest.engine},
+        {"seed", base.seed},
+        {"scenario", base.name},
+        {"source", base.file},
+        {"config", base.effective},
+        {"dimensions", {{"oversubscription", ratio_texts}, {"routing", routing_texts}, {"cc", cc_texts}}},
+        {"points", point_list}}},
+      {"rows", rows}};
   write_file_atomic(opt.out_dir + "/whatif.json", doc.dump(2) + "\n");
   return doc;
 }
 
 std::string whatif_table(const nlohmann::json& w) {
   std::ostringstream s;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-10s %-8s %-9s %-14s %-6s %11s %11s %11s %12s\n", "size", "job", "ratio",
-                "routing", "cc", "p50 us", "p99 us", "p99.9 us", "busbw Gb/s");
+  char line[320];
+  std::snprintf(line, sizeof line, "%-10s %-8s %-9s %-14s %-6s %6s %11s %11s %-21s %11s %12s\n", "size",
+                "job", "ratio", "routing", "cc", "n", "p50 us", "p99 us", "p99 95% CI us", "p99.9 us",
+                "busbw Gb/s");
   s << line;
   // Group by size, then in point order.
   std::vector<std::uint64_t> sizes;
@@ -197,18 +207,35 @@ std::string whatif_table(const nlohmann::json& w) {
     if (std::find(sizes.begin(), sizes.end(), b) == sizes.end()) sizes.push_back(b);
   }
   std::sort(sizes.begin(), sizes.end());
+  std::vector<std::string> notes;
+  auto side = [](const nlohmann::json& v) {
+    if (v.is_null()) return std::string("open");
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", v.get<double>());
+    return std::string(b);
+  };
   for (const auto b : sizes) {
     for (const auto& r : w.at("rows")) {
       if (r.at("size_bytes").get<std::uint64_t>() != b) continue;
       const auto& c = r.at("completion_us");
-      std::snprintf(line, sizeof line, "%-10s %-8s %-9s %-14s %-6s %11.2f %11.2f %11.2f %12.2f\n",
+      std::string ci = "-";
+      if (c.contains("ci"))
+        ci = "[" + side(c.at("ci").at("p99").at(0)) + ", " + side(c.at("ci").at("p99").at(1)) + "]";
+      const auto n = c.value("n", r.value("iterations", std::size_t{0}));
+      std::snprintf(line, sizeof line, "%-10s %-8s %-9s %-14s %-6s %6zu %11.2f %11.2f %-21s %11.2f %12.2f\n",
                     format_size(b).c_str(), r.at("job").get<std::string>().c_str(),
-                    r.at("oversubscription").get<std::string>().c_str(), r.at("routing").get<std::string>().c_str(),
-                    r.at("cc").get<std::string>().c_str(), c.at("p50").get<double>(), c.at("p99").get<double>(),
+                    r.at("oversubscription").get<std::string>().c_str(),
+                    r.at("routing").get<std::string>().c_str(), r.at("cc").get<std::string>().c_str(), n,
+                    c.at("p50").get<double>(), c.at("p99").get<double>(), ci.c_str(),
                     c.at("p999").get<double>(), r.at("busbw_gbps").at("p50").get<double>());
       s << line;
+      for (const auto& u : c.value("unsupported", nlohmann::json::array()))
+        if (std::find(notes.begin(), notes.end(), u.get<std::string>()) == notes.end()) notes.push_back(u);
     }
   }
+  s << "n = measured iterations; p99 CI: 95 % order-statistic interval, 'open' where the samples cannot "
+       "bound it.\n";
+  for (const auto& nte : notes) s << "note: " << nte << " (that column is the largest sample)\n";
   return s.str();
 }
 
