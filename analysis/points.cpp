@@ -3,7 +3,7 @@
 #include "analysis/results.hpp"
 #include "scenarios/runner.hpp"
 #include "sim/atomic_file.hpp"
-#include "sim/child_process.hpp"
+#include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/version.hpp"
 

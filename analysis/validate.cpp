@@ -2,7 +2,7 @@
 
 #include "analysis/nccl_tests.hpp"
 #include "calibration/nccl_tests_parser.hpp"
-#include "sim/child_process.hpp"
+#include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 

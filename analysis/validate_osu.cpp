@@ -1,6 +1,6 @@
 // `validate osu`: a real OSU / IMB output against the same measurement simulated (analysis/validate.hpp).
 #include "analysis/validate.hpp"
-#include "sim/child_process.hpp"
+#include "sim/child_processes.hpp"
 
 #include "calibration/osu_parser.hpp"
 #include "calibration/profile.hpp"

@@ -18,7 +18,7 @@
 // Default: --ranks 4096 --ranks 16384 --size-bytes 67108864 --radix 64 (3 tiers, NDR, non-blocking).
 #include "models/flow/flow_engine.hpp"
 #include "models/routing/routing.hpp"
-#include "sim/child_process.hpp"
+#include "sim/child_processes.hpp"
 #include "topology/generators.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,13 +1,20 @@
 #pragma once
-// Child processes and SIGINT/SIGTERM: a command that runs work in forked children (the flow engine runs each
-// simulation in one, flow::run_in_child_process) must not leave them running when it is interrupted.
-// install_signal_forwarding() (called once by main) makes SIGINT and SIGTERM go to every child started with
-// fork_tracked() that has not yet been untracked, waits for those children, then lets the signal end the
-// process as it would have (exit status 128 + signal in a shell).
+// Child processes. SimGrid keeps its engine in process globals that cannot be reset (one flow engine per
+// process, ever), so every layer that runs several flow simulations in one process (sweeps, what-if studies,
+// validate, tests, benchmarks) runs each in a forked child through run_in_child_process().
+//
+// SIGINT/SIGTERM: a command that runs work in forked children must not leave them running when it is
+// interrupted. install_signal_forwarding() (called once by main) makes SIGINT and SIGTERM go to every child
+// started with fork_tracked() that has not yet been untracked, waits for those children, then lets the signal
+// end the process as it would have (exit status 128 + signal in a shell).
 //
 // The table of children is the one piece of process-wide mutable state in ibnetsim: a signal handler can
-// only reach globals. It is a fixed array of lock-free atomics, safe to use from threads and from the handler.
+// only reach globals. It is a fixed array of lock-free atomics, safe to use from threads and from the
+// handler.
 #include <sys/types.h>
+
+#include <functional>
+#include <string>
 
 namespace ibn {
 
@@ -20,5 +27,11 @@ pid_t fork_tracked();
 
 /// Forgets a child recorded by fork_tracked() (after it was reaped).
 void untrack_child(pid_t pid);
+
+/// Runs `fn` in a forked (tracked) child process and returns the string it returns (e.g. a JSON result). An
+/// InputError thrown in the child is thrown again here as an InputError (bad input stays exit 2); any other
+/// exception, or a child that dies without a result, as std::runtime_error with the child's message. Call it
+/// from a single-threaded process (fork copies only the calling thread).
+std::string run_in_child_process(const std::function<std::string()>& fn);
 
 } // namespace ibn

@@ -10,7 +10,7 @@
 #include "models/packet/config.hpp"
 #include "models/packet/packet_engine.hpp"
 #include "models/routing/routing.hpp"
-#include "sim/child_process.hpp"
+#include "sim/child_processes.hpp"
 #include "topology/fabric.hpp"
 #include "topology/generators.hpp"
 

@@ -31,7 +31,7 @@
 // Process-wide singleton: SimGrid keeps its engine, clock and platform in process globals that cannot be
 // reset, so ONE FlowEngine may be constructed per process, ever. A second construction (even after the
 // first was destroyed) throws std::logic_error. Run further simulations in a child process
-// (ibn::run_in_child_process, sim/child_process.hpp). The engine runs without actors: sends start flows from
+// (ibn::run_in_child_process, sim/child_processes.hpp). The engine runs without actors: sends start flows from
 // the maestro, completions arrive through SimGrid's link signal, timers through one SimGrid timer.
 //
 // Limitations: no credit/PFC back-pressure, queues, CC or packet-level AR (fluid max-min instead); AR

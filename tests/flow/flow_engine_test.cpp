@@ -4,14 +4,14 @@
 // flow_vs_packet_test.cpp.)
 //
 // SimGrid allows one engine per process, so every simulation runs in a forked child
-// (ibn::run_in_child_process, sim/child_process.hpp) that returns its measurements as JSON; the checks run in
+// (ibn::run_in_child_process, sim/child_processes.hpp) that returns its measurements as JSON; the checks run in
 // this process.
 #include "models/flow/flow_engine.hpp"
 #include "models/packet/config.hpp"
 #include "models/packet/packet_engine.hpp"
 #include "models/routing/dragonfly.hpp"
 #include "models/routing/routing.hpp"
-#include "sim/child_process.hpp"
+#include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "tests/test_util.hpp"
 #include "topology/generators.hpp"
