@@ -29,7 +29,7 @@ struct RunOpts {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOpts>();
   auto* cmd = app.add_subcommand("run", "Run one scenario and write OUT_DIR/results.json and results.csv.\n"
-                                        "Example: ibnetsim run scenarios/examples/two-jobs.json -o out");
+                                        "Example: ibnetsim run scenarios/examples/two-jobs-background.json -o out");
   cmd->add_option("SCENARIO", o->scenario, "scenario JSON (keys: docs/scenarios.md)")->required();
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's engine key)")
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
