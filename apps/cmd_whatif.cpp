@@ -80,7 +80,9 @@ void add_whatif_command(CLI::App& app) {
     if (wo.engine.value_or(s.engine) == scen::EngineKind::Flow) wo.threads = 1; // SimGrid: one engine per process
     wo.out_dir = o->out;
     if (!o->quiet) wo.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
-    const auto points = analysis::whatif_points(s, wo);
+    auto count_only = wo; // the count for the banner; run_whatif says the leaf-port choices itself
+    count_only.progress = nullptr;
+    const auto points = analysis::whatif_points(s, count_only);
     std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points on " << wo.threads
               << " thread(s), writing " << o->out << "/\n";
     const auto doc = analysis::run_whatif(s, wo);
