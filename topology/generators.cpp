@@ -2,6 +2,7 @@
 
 #include "sim/error.hpp"
 #include "sim/units.hpp"
+#include "topology/build_helpers.hpp"
 #include "topology/port_split.hpp"
 #include "topology/rail_optimized.hpp"
 
@@ -14,6 +15,8 @@
 namespace ibn::topo {
 namespace {
 
+using namespace build;
+
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::string cur;
@@ -23,42 +26,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-Medium medium_for(double length_m) { return length_m <= kDacMaxLengthM ? Medium::Dac : Medium::Fiber; }
-
-void cable(Fabric& f, NodeId a, int pa, NodeId b, int pb, const LinkSpeed& s, double len) {
-  f.add_link(make_link({a, pa}, {b, pb}, s, len, medium_for(len)));
-}
-
-NodeId add_switch(Fabric& f, std::string name, int radix, int tier, int plane, int group) {
-  Node n;
-  n.kind = NodeKind::Switch;
-  n.name = std::move(name);
-  n.radix = radix;
-  n.tier = tier;
-  n.plane = plane;
-  n.group = group;
-  return f.add_node(std::move(n));
-}
-
-NodeId add_hca(Fabric& f, std::string name, int host, int plane, int group) {
-  Node n;
-  n.kind = NodeKind::Hca;
-  n.name = std::move(name);
-  n.radix = 1;
-  n.tier = 0;
-  n.host = host;
-  n.plane = plane;
-  n.group = group;
-  return f.add_node(std::move(n));
-}
-
 std::string hca_name(std::int64_t host, int rail, int rails) {
   std::string s = "host-" + std::to_string(host);
   if (rails > 1) s += "-rail-" + std::to_string(rail);
   return s;
 }
 
-std::string plane_prefix(int plane, int rails) { return rails > 1 ? "rail" + std::to_string(plane) + "-" : ""; }
+std::string plane_prefix(int plane, int rails) {
+  return rails > 1 ? "rail" + std::to_string(plane) + "-" : "";
+}
 
 /// Smallest divisor s of `u` with s * radix >= needed (the number of switches that can take `needed`
 /// cable ends while every lower switch spreads its u uplinks evenly: u/s parallel cables per pair).
@@ -93,16 +69,21 @@ Split split_ports(int radix, const Ratio& r, const std::string& tier_name, const
     }
   }
   for (const auto& c : {below, above})
-    if (c) msg << " --oversubscription " << c->to_string() << " (" << radix / (c->down + c->up) * c->down << " down/"
-               << radix / (c->down + c->up) * c->up << " up);";
+    if (c)
+      msg << " --oversubscription " << c->to_string() << " (" << radix / (c->down + c->up) * c->down
+          << " down/" << radix / (c->down + c->up) * c->up << " up);";
   const int lo = radix / parts * parts, hi = lo + parts;
   if (lo > 0)
-    msg << " " << radix_flag << " " << lo << " (" << lo / parts * r.down << " down/" << lo / parts * r.up << " up"
-        << (radix_flag == "--leaf-ports" ? ", " + std::to_string(radix - lo) + " ports unused" : std::string()) << ");";
+    msg << " " << radix_flag << " " << lo << " (" << lo / parts * r.down << " down/" << lo / parts * r.up
+        << " up"
+        << (radix_flag == "--leaf-ports" ? ", " + std::to_string(radix - lo) + " ports unused"
+                                         : std::string())
+        << ");";
   if (radix_flag == "--radix")
     msg << " --radix " << hi << " (" << hi / parts * r.down << " down/" << hi / parts * r.up << " up);";
   if (lo > 0 && radix_flag == "--radix")
-    msg << " or keep radix " << radix << " and use --leaf-ports " << lo << " (" << radix - lo << " ports unused)";
+    msg << " or keep radix " << radix << " and use --leaf-ports " << lo << " (" << radix - lo
+        << " ports unused)";
   throw InputError(msg.str());
 }
 
@@ -148,16 +129,18 @@ std::vector<Ratio> parse_ratios(const std::string& text, const std::string& what
   for (const auto& part : split(text, ',')) {
     const auto colon = part.find(':');
     if (colon == std::string::npos)
-      throw InputError(what + ": cannot read '" + part + "' (expected down:up such as 2:1, or a list like 2:1,1:1)");
+      throw InputError(what + ": cannot read '" + part +
+                       "' (expected down:up such as 2:1, or a list like 2:1,1:1)");
     if (part.find(':', colon + 1) != std::string::npos)
-      throw InputError(what + ": '" + part + "' has more than one ':' (one ratio is down:up such as 2:1; give one " +
+      throw InputError(what + ": '" + part +
+                       "' has more than one ':' (one ratio is down:up such as 2:1; give one " +
                        "ratio per tier separated by commas, leaf first: 2:1,1:1)");
     // A ratio splits a switch's ports, so neither side can exceed the largest radix.
     auto side = [&](const std::string& t, const char* name) {
       const std::int64_t v = parse_positive_int(t, what + " (" + name + " side of '" + part + "')");
       if (v > kMaxSwitchRadix)
-        throw InputError(what + ": " + name + " side " + t + " of '" + part + "' is larger than any switch radix (max " +
-                         std::to_string(kMaxSwitchRadix) + ")");
+        throw InputError(what + ": " + name + " side " + t + " of '" + part +
+                         "' is larger than any switch radix (max " + std::to_string(kMaxSwitchRadix) + ")");
       return static_cast<int>(v);
     };
     Ratio r;
@@ -181,12 +164,17 @@ CableLengths parse_cable_lengths(const std::string& text, const std::string& wha
     const std::string key = part.substr(0, eq);
     const double v = parse_nonneg_double(part.substr(eq + 1), what + " " + key);
     if (v > kMaxCableLengthM)
-      throw InputError(what + " " + key + ": " + part.substr(eq + 1) + " m is longer than the longest cable modelled (" +
+      throw InputError(what + " " + key + ": " + part.substr(eq + 1) +
+                       " m is longer than the longest cable modelled (" +
                        std::to_string(static_cast<int>(kMaxCableLengthM)) + " m)");
-    if (key == "host") c.host_m = v;
-    else if (key == "leaf") c.leaf_m = v;
-    else if (key == "spine") c.spine_m = v;
-    else throw InputError(what + ": unknown cable tier '" + key + "' (expected host, leaf or spine)");
+    if (key == "host")
+      c.host_m = v;
+    else if (key == "leaf")
+      c.leaf_m = v;
+    else if (key == "spine")
+      c.spine_m = v;
+    else
+      throw InputError(what + ": unknown cable tier '" + key + "' (expected host, leaf or spine)");
   }
   return c;
 }
@@ -203,10 +191,12 @@ double fat_tree_bisection_closed_form_gbps(const FatTreeParams& p, std::int64_t 
 
 Fabric build_fat_tree(const FatTreeParams& p) {
   check_common(p.radix, p.rails, p.hosts);
-  if (p.tiers != 2 && p.tiers != 3) throw InputError("--tiers must be 2 or 3, got " + std::to_string(p.tiers));
+  if (p.tiers != 2 && p.tiers != 3)
+    throw InputError("--tiers must be 2 or 3, got " + std::to_string(p.tiers));
   if (static_cast<int>(p.oversubscription.size()) > p.tiers - 1)
-    throw InputError("--oversubscription gives " + std::to_string(p.oversubscription.size()) + " ratios but a " +
-                     std::to_string(p.tiers) + "-tier tree has " + std::to_string(p.tiers - 1) +
+    throw InputError("--oversubscription gives " + std::to_string(p.oversubscription.size()) +
+                     " ratios but a " + std::to_string(p.tiers) + "-tier tree has " +
+                     std::to_string(p.tiers - 1) +
                      " tiers with up-links (leaf first; the top tier has none)");
   const Ratio r1 = p.oversubscription.size() > 0 ? p.oversubscription[0] : Ratio{1, 1};
   const Ratio r2 = p.oversubscription.size() > 1 ? p.oversubscription[1] : Ratio{1, 1};
@@ -219,11 +209,13 @@ Fabric build_fat_tree(const FatTreeParams& p) {
     leaf = split_ports(leaf_ports, r1, "leaf", p.leaf_ports ? "--leaf-ports" : "--radix");
   } catch (const InputError& e) {
     // With a host count, name the split that needs the fewest switches (exact leaves first).
-    const auto hints = p.hosts ? leaf_port_hints(p.tiers, p.radix, *p.hosts, r1,
-                                                 p.oversubscription.size() > 1 ? p.oversubscription[1] : Ratio{1, 1})
-                               : std::string();
+    const auto hints =
+        p.hosts ? leaf_port_hints(p.tiers, p.radix, *p.hosts, r1,
+                                  p.oversubscription.size() > 1 ? p.oversubscription[1] : Ratio{1, 1})
+                : std::string();
     if (hints.empty()) throw;
-    throw InputError(std::string(e.what()) + ". For " + std::to_string(*p.hosts) + " hosts the cheapest:" + hints);
+    throw InputError(std::string(e.what()) + ". For " + std::to_string(*p.hosts) +
+                     " hosts the cheapest:" + hints);
   }
   const int R = p.radix;
   const int d1 = leaf.down, u1 = leaf.up;
@@ -253,7 +245,8 @@ Fabric build_fat_tree(const FatTreeParams& p) {
       std::vector<NodeId> leaves, spines;
       for (std::int64_t l = 0; l < L; ++l)
         leaves.push_back(add_switch(f, pre + "leaf-" + std::to_string(l), R, 1, pl, -1));
-      for (int s = 0; s < S; ++s) spines.push_back(add_switch(f, pre + "spine-" + std::to_string(s), R, 2, pl, -1));
+      for (int s = 0; s < S; ++s)
+        spines.push_back(add_switch(f, pre + "spine-" + std::to_string(s), R, 2, pl, -1));
       for (std::int64_t l = 0; l < L; ++l)
         for (int k = 0; k < u1; ++k)
           cable(f, leaves[static_cast<std::size_t>(l)], d1 + k + 1, spines[static_cast<std::size_t>(k % S)],
@@ -292,28 +285,31 @@ Fabric build_fat_tree(const FatTreeParams& p) {
       const std::string pre = plane_prefix(pl, p.rails);
       std::vector<NodeId> leaves, spines, cores;
       for (std::int64_t l = 0; l < L; ++l)
-        leaves.push_back(add_switch(f, pre + "pod" + std::to_string(l / leaves_per_pod) + "-leaf-" +
-                                           std::to_string(l % leaves_per_pod),
+        leaves.push_back(add_switch(f,
+                                    pre + "pod" + std::to_string(l / leaves_per_pod) + "-leaf-" +
+                                        std::to_string(l % leaves_per_pod),
                                     R, 1, pl, static_cast<int>(l / leaves_per_pod)));
       for (std::int64_t pod = 0; pod < P; ++pod)
         for (int j = 0; j < u1; ++j)
-          spines.push_back(add_switch(f, pre + "pod" + std::to_string(pod) + "-spine-" + std::to_string(j), R, 2, pl,
-                                      static_cast<int>(pod)));
+          spines.push_back(add_switch(f, pre + "pod" + std::to_string(pod) + "-spine-" + std::to_string(j), R,
+                                      2, pl, static_cast<int>(pod)));
       for (int j = 0; j < u1; ++j)
         for (int c = 0; c < C; ++c)
-          cores.push_back(add_switch(f, pre + "core-" + std::to_string(j) + "-" + std::to_string(c), R, 3, pl, -1));
+          cores.push_back(
+              add_switch(f, pre + "core-" + std::to_string(j) + "-" + std::to_string(c), R, 3, pl, -1));
       for (std::int64_t l = 0; l < L; ++l) {
         const std::int64_t pod = l / leaves_per_pod, li = l % leaves_per_pod;
         for (int j = 0; j < u1; ++j)
-          cable(f, leaves[static_cast<std::size_t>(l)], d1 + j + 1, spines[static_cast<std::size_t>(pod * u1 + j)],
-                static_cast<int>(li + 1), p.speed, p.cables.leaf_m);
+          cable(f, leaves[static_cast<std::size_t>(l)], d1 + j + 1,
+                spines[static_cast<std::size_t>(pod * u1 + j)], static_cast<int>(li + 1), p.speed,
+                p.cables.leaf_m);
       }
       for (std::int64_t pod = 0; pod < P; ++pod)
         for (int j = 0; j < u1; ++j)
           for (int k = 0; k < u2; ++k)
             cable(f, spines[static_cast<std::size_t>(pod * u1 + j)], d2 + k + 1,
-                  cores[static_cast<std::size_t>(j * C + k % C)], static_cast<int>(pod * par + k / C + 1), p.speed,
-                  p.cables.spine_m);
+                  cores[static_cast<std::size_t>(j * C + k % C)], static_cast<int>(pod * par + k / C + 1),
+                  p.speed, p.cables.spine_m);
     }
     for (std::int64_t h = 0; h < hosts; ++h)
       for (int pl = 0; pl < p.rails; ++pl) {
@@ -324,21 +320,26 @@ Fabric build_fat_tree(const FatTreeParams& p) {
       }
   }
 
-  f.name = std::to_string(p.tiers) + "-tier fat-tree, radix " + std::to_string(R) + ", " + std::to_string(hosts) +
-           " hosts";
+  f.name = std::to_string(p.tiers) + "-tier fat-tree, radix " + std::to_string(R) + ", " +
+           std::to_string(hosts) + " hosts";
   std::string ratios;
   for (int t = 0; t < p.tiers - 1; ++t)
-    ratios += (t ? "," : "") + (t < static_cast<int>(p.oversubscription.size()) ? p.oversubscription[static_cast<std::size_t>(t)] : Ratio{1, 1}).to_string();
-  f.origin = {{"generator", "fat-tree"},
-              {"tiers", p.tiers},
-              {"radix", R},
-              {"hosts", hosts},
-              {"oversubscription", ratios},
-              {"rails", p.rails},
-              {"leaf_ports", leaf_ports},
-              {"speed", p.speed.to_string()},
-              {"cable_m", {{"host", p.cables.host_m}, {"leaf", p.cables.leaf_m}, {"spine", p.cables.spine_m}}}};
-  if (closed_form_exact) f.origin["bisection_closed_form_gbps"] = fat_tree_bisection_closed_form_gbps(p, hosts);
+    ratios += (t ? "," : "") + (t < static_cast<int>(p.oversubscription.size())
+                                    ? p.oversubscription[static_cast<std::size_t>(t)]
+                                    : Ratio{1, 1})
+                                   .to_string();
+  f.origin = {
+      {"generator", "fat-tree"},
+      {"tiers", p.tiers},
+      {"radix", R},
+      {"hosts", hosts},
+      {"oversubscription", ratios},
+      {"rails", p.rails},
+      {"leaf_ports", leaf_ports},
+      {"speed", p.speed.to_string()},
+      {"cable_m", {{"host", p.cables.host_m}, {"leaf", p.cables.leaf_m}, {"spine", p.cables.spine_m}}}};
+  if (closed_form_exact)
+    f.origin["bisection_closed_form_gbps"] = fat_tree_bisection_closed_form_gbps(p, hosts);
   f.validate();
   return f;
 }
@@ -351,9 +352,9 @@ Fabric build_kary_ntree(const KaryNTreeParams& p) {
   for (int i = 0; i < p.n - 1; ++i) per_level *= p.k;
   const std::int64_t hosts = per_level * p.k;
   if (2 * static_cast<std::int64_t>(p.k) > kMaxSwitchRadix)
-    throw InputError("k-ary n-tree: k = " + std::to_string(p.k) + " needs switches of radix 2k = " +
-                     std::to_string(2 * static_cast<std::int64_t>(p.k)) + ", more than any switch (max " +
-                     std::to_string(kMaxSwitchRadix) + ")");
+    throw InputError("k-ary n-tree: k = " + std::to_string(p.k) +
+                     " needs switches of radix 2k = " + std::to_string(2 * static_cast<std::int64_t>(p.k)) +
+                     ", more than any switch (max " + std::to_string(kMaxSwitchRadix) + ")");
   check_fabric_estimate({static_cast<double>(hosts), static_cast<double>(hosts),
                          static_cast<double>(per_level) * p.n, static_cast<double>(hosts) * p.n},
                         p.max_hosts, "k-ary n-tree");
@@ -374,8 +375,8 @@ Fabric build_kary_ntree(const KaryNTreeParams& p) {
       for (int j = 0; j < p.k; ++j) {
         const std::int64_t w2 = w - digit * pow_l + j * pow_l;
         cable(f, level[static_cast<std::size_t>(l)][static_cast<std::size_t>(w)], p.k + j + 1,
-              level[static_cast<std::size_t>(l + 1)][static_cast<std::size_t>(w2)], static_cast<int>(digit + 1),
-              p.speed, lens[l]);
+              level[static_cast<std::size_t>(l + 1)][static_cast<std::size_t>(w2)],
+              static_cast<int>(digit + 1), p.speed, lens[l]);
       }
     }
   for (std::int64_t h = 0; h < hosts; ++h) {
@@ -386,7 +387,8 @@ Fabric build_kary_ntree(const KaryNTreeParams& p) {
   f.name = std::to_string(p.k) + "-ary " + std::to_string(p.n) + "-tree";
   f.origin = {{"generator", "kary-ntree"}, {"k", p.k}, {"n", p.n}, {"speed", p.speed.to_string()}};
   // Full bisection: N·b/2 (k^n hosts split into halves along the top digit).
-  if (p.n >= 2) f.origin["bisection_closed_form_gbps"] = static_cast<double>(hosts) * p.speed.rate_gbps() / 2.0;
+  if (p.n >= 2)
+    f.origin["bisection_closed_form_gbps"] = static_cast<double>(hosts) * p.speed.rate_gbps() / 2.0;
   f.validate();
   return f;
 }
@@ -400,28 +402,34 @@ GlobalArrangement parse_arrangement(const std::string& text, const std::string& 
 
 std::string to_string(GlobalArrangement a) {
   switch (a) {
-  case GlobalArrangement::Absolute: return "absolute";
-  case GlobalArrangement::Relative: return "relative";
-  case GlobalArrangement::Circulant: return "circulant";
+  case GlobalArrangement::Absolute:
+    return "absolute";
+  case GlobalArrangement::Relative:
+    return "relative";
+  case GlobalArrangement::Circulant:
+    return "circulant";
   }
   return "?";
 }
 
 DragonflyParams complete_dragonfly(DragonflyParams p) {
-  if (p.a < 0 || p.p < 0 || p.h < 0 || p.g < 0) throw InputError("dragonfly: --a, --p, --h, --g must not be negative");
+  if (p.a < 0 || p.p < 0 || p.h < 0 || p.g < 0)
+    throw InputError("dragonfly: --a, --p, --h, --g must not be negative");
   if (p.a == 0 && p.p == 0 && p.h == 0)
     throw InputError("dragonfly: give at least one of --a (routers per group), --p (hosts per router) or --h "
                      "(global links per router); the others default to a balanced dragonfly (a = 2p = 2h)");
   if (p.p == 0) p.p = p.h ? p.h : p.a / 2;
   if (p.h == 0) p.h = p.p;
   if (p.a == 0) p.a = 2 * p.p;
-  if (p.p < 1) throw InputError("dragonfly: --a " + std::to_string(p.a) + " alone gives p = a/2 = 0 hosts per router");
+  if (p.p < 1)
+    throw InputError("dragonfly: --a " + std::to_string(p.a) + " alone gives p = a/2 = 0 hosts per router");
   if (p.a < 1 || p.h < 1) throw InputError("dragonfly: a and h must be at least 1");
   const std::int64_t router_radix = static_cast<std::int64_t>(p.p) + p.a - 1 + p.h;
   if (router_radix > kMaxSwitchRadix)
     throw InputError("dragonfly: routers would need p + (a-1) + h = " + std::to_string(router_radix) +
-                     " ports (p=" + std::to_string(p.p) + ", a=" + std::to_string(p.a) + ", h=" + std::to_string(p.h) +
-                     "), more than any switch (max " + std::to_string(kMaxSwitchRadix) + ")");
+                     " ports (p=" + std::to_string(p.p) + ", a=" + std::to_string(p.a) +
+                     ", h=" + std::to_string(p.h) + "), more than any switch (max " +
+                     std::to_string(kMaxSwitchRadix) + ")");
   const int max_g = p.a * p.h + 1;
   if (p.g == 0) p.g = max_g;
   if (p.g < 2) throw InputError("dragonfly: --g must be at least 2, got " + std::to_string(p.g));
@@ -433,8 +441,9 @@ DragonflyParams complete_dragonfly(DragonflyParams p) {
     std::string valid;
     for (int d = 1; d <= p.a * p.h; ++d)
       if ((p.a * p.h) % d == 0) valid += (valid.empty() ? "" : ", ") + std::to_string(d + 1);
-    throw InputError("dragonfly: the a*h = " + std::to_string(p.a * p.h) + " global links of a group cannot be " +
-                     "spread evenly over the other " + std::to_string(p.g - 1) + " groups; valid --g: " + valid);
+    throw InputError("dragonfly: the a*h = " + std::to_string(p.a * p.h) +
+                     " global links of a group cannot be " + "spread evenly over the other " +
+                     std::to_string(p.g - 1) + " groups; valid --g: " + valid);
   }
   return p;
 }
@@ -454,7 +463,8 @@ Fabric build_dragonfly(const DragonflyParams& in) {
   for (int g = 0; g < p.g; ++g)
     for (int r = 0; r < p.a; ++r)
       add_switch(f, "g" + std::to_string(g) + "-r" + std::to_string(r), radix, 1, 0, g);
-  // Local links: all-to-all inside a group. Router i reaches router j on port p + idx(j) + 1 where idx skips i.
+  // Local links: all-to-all inside a group. Router i reaches router j on port p + idx(j) + 1 where idx skips
+  // i.
   for (int g = 0; g < p.g; ++g)
     for (int i = 0; i < p.a; ++i)
       for (int j = i + 1; j < p.a; ++j)
@@ -492,8 +502,8 @@ Fabric build_dragonfly(const DragonflyParams& in) {
       target(G, o, T, o2);
       const int k2 = c * others + o2;
       if (std::pair(G, k) >= std::pair(T, k2)) continue; // each cable once, from the lower (group, slot)
-      cable(f, router(G, k / p.h), p.p + p.a - 1 + k % p.h + 1, router(T, k2 / p.h), p.p + p.a - 1 + k2 % p.h + 1,
-            p.speed, p.global_cable_m);
+      cable(f, router(G, k / p.h), p.p + p.a - 1 + k % p.h + 1, router(T, k2 / p.h),
+            p.p + p.a - 1 + k2 % p.h + 1, p.speed, p.global_cable_m);
     }
   int host = 0;
   for (int g = 0; g < p.g; ++g)
@@ -504,8 +514,13 @@ Fabric build_dragonfly(const DragonflyParams& in) {
       }
   f.name = "dragonfly a=" + std::to_string(p.a) + " p=" + std::to_string(p.p) + " h=" + std::to_string(p.h) +
            " g=" + std::to_string(p.g);
-  f.origin = {{"generator", "dragonfly"},           {"a", p.a}, {"p", p.p}, {"h", p.h}, {"g", p.g},
-              {"arrangement", to_string(p.arrangement)}, {"speed", p.speed.to_string()}};
+  f.origin = {{"generator", "dragonfly"},
+              {"a", p.a},
+              {"p", p.p},
+              {"h", p.h},
+              {"g", p.g},
+              {"arrangement", to_string(p.arrangement)},
+              {"speed", p.speed.to_string()}};
   if (p.g % 2 == 0) {
     // Group-aligned cut: (g/2)^2 group pairs x l = a·h/(g-1) cables each, capped by the hosts' own links.
     const double l = static_cast<double>(slots) / others;
@@ -522,7 +537,7 @@ namespace {
 
 /// Reads generator parameters given as key=value strings, rejecting unknown keys.
 class Params {
-public:
+ public:
   Params(const std::map<std::string, std::string>& kv, std::string gen, std::vector<std::string> known)
       : kv_(kv), gen_(std::move(gen)) {
     for (const auto& [k, v] : kv_)
@@ -552,7 +567,7 @@ public:
     return v ? parse_positive_int(*v, gen_ + " max-hosts") : kDefaultMaxHosts;
   }
 
-private:
+ private:
   const std::map<std::string, std::string>& kv_;
   std::string gen_;
 };
@@ -561,26 +576,31 @@ private:
 
 Registry<GeneratorFactory> builtin_generators() {
   Registry<GeneratorFactory> reg("topology generator");
-  reg.add("fat-tree", "2- or 3-tier folded Clos; keys: tiers, radix, leaf-ports, hosts, oversubscription, rails, rate, cable-m, max-hosts",
+  reg.add("fat-tree",
+          "2- or 3-tier folded Clos; keys: tiers, radix, leaf-ports, hosts, oversubscription, rails, rate, "
+          "cable-m, max-hosts",
           [](const std::map<std::string, std::string>& kv) {
             Params ps(kv, "fat-tree",
-                      {"tiers", "radix", "leaf-ports", "hosts", "oversubscription", "rails", "rate", "cable-m", "max-hosts"});
+                      {"tiers", "radix", "leaf-ports", "hosts", "oversubscription", "rails", "rate",
+                       "cable-m", "max-hosts"});
             FatTreeParams p;
             p.tiers = ps.integer("tiers", 2);
             p.radix = ps.integer("radix", 64);
             if (ps.get("leaf-ports")) p.leaf_ports = ps.integer("leaf-ports", p.radix);
             if (auto h = ps.get("hosts")) p.hosts = parse_positive_int(*h, "fat-tree hosts");
-            if (auto o = ps.get("oversubscription")) p.oversubscription = parse_ratios(*o, "fat-tree oversubscription");
+            if (auto o = ps.get("oversubscription"))
+              p.oversubscription = parse_ratios(*o, "fat-tree oversubscription");
             p.rails = ps.integer("rails", 1);
             p.speed = ps.speed();
             if (auto c = ps.get("cable-m")) p.cables = parse_cable_lengths(*c, "fat-tree cable-m");
             p.max_hosts = ps.max_hosts();
             return build_fat_tree(p);
           });
-  reg.add("rail-optimized",
-          "SuperPOD-style rails: NIC i of every node of a scalable unit on leaf i of that SU; keys: nodes, "
-          "nics-per-node, su-nodes, radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m",
-          [](const std::map<std::string, std::string>& kv) { return build_rail_optimized_from_params(kv); });
+  reg.add(
+      "rail-optimized",
+      "SuperPOD-style rails: NIC i of every node of a scalable unit on leaf i of that SU; keys: nodes, "
+      "nics-per-node, su-nodes, radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m",
+      [](const std::map<std::string, std::string>& kv) { return build_rail_optimized_from_params(kv); });
   reg.add("kary-ntree", "k-ary n-tree (k^n hosts, n levels of 2k-port switches); keys: k, n, rate, max-hosts",
           [](const std::map<std::string, std::string>& kv) {
             Params ps(kv, "kary-ntree", {"k", "n", "rate", "max-hosts"});
@@ -591,7 +611,8 @@ Registry<GeneratorFactory> builtin_generators() {
             p.max_hosts = ps.max_hosts();
             return build_kary_ntree(p);
           });
-  reg.add("dragonfly", "dragonfly groups of all-to-all routers; keys: a, p, h, g, arrangement, rate, max-hosts",
+  reg.add("dragonfly",
+          "dragonfly groups of all-to-all routers; keys: a, p, h, g, arrangement, rate, max-hosts",
           [](const std::map<std::string, std::string>& kv) {
             Params ps(kv, "dragonfly", {"a", "p", "h", "g", "arrangement", "rate", "max-hosts"});
             DragonflyParams p;
@@ -599,7 +620,8 @@ Registry<GeneratorFactory> builtin_generators() {
             p.p = ps.integer("p", 0);
             p.h = ps.integer("h", 0);
             p.g = ps.integer("g", 0);
-            if (auto a = ps.get("arrangement")) p.arrangement = parse_arrangement(*a, "dragonfly arrangement");
+            if (auto a = ps.get("arrangement"))
+              p.arrangement = parse_arrangement(*a, "dragonfly arrangement");
             p.speed = ps.speed();
             p.max_hosts = ps.max_hosts();
             return build_dragonfly(p);

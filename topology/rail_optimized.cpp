@@ -2,6 +2,7 @@
 
 #include "sim/error.hpp"
 #include "sim/units.hpp"
+#include "topology/build_helpers.hpp"
 #include "topology/port_split.hpp"
 
 #include <algorithm>
@@ -10,24 +11,7 @@
 namespace ibn::topo {
 namespace {
 
-Medium medium_for(double length_m) {
-  return length_m <= kDacMaxLengthM ? Medium::Dac : Medium::Fiber;
-}
-
-NodeId add_switch(Fabric& f, std::string name, int radix, int tier, int plane, int group) {
-  Node n;
-  n.kind = NodeKind::Switch;
-  n.name = std::move(name);
-  n.radix = radix;
-  n.tier = tier;
-  n.plane = plane;
-  n.group = group;
-  return f.add_node(std::move(n));
-}
-
-void cable(Fabric& f, NodeId a, int pa, NodeId b, int pb, const LinkSpeed& s, double len) {
-  f.add_link(make_link({a, pa}, {b, pb}, s, len, medium_for(len)));
-}
+using namespace build;
 
 std::string fail_prefix() {
   return "rail-optimized: ";
