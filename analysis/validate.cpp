@@ -135,18 +135,18 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
                      std::to_string(above_max) + " row(s) above it; the smallest measured size is " +
                      format_size(smallest_above) + ")");
   if (errors.empty()) throw InputError(log + ": no row with a measured bus bandwidth to compare");
-  auto sorted = errors;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
-  return {{"rows", rows},
-          {"runs", run_info},
-          {"notes", notes},
-          {"summary",
-           {{"median_abs_error_pct", std::round(median * 100) / 100},
-            {"max_abs_error_pct", std::round(sorted.back() * 100) / 100},
-            {"rows", rows.size()},
-            {"skipped_zero_busbw_rows", skipped}}}};
+  auto summary = error_summary(errors);
+  summary["skipped_zero_busbw_rows"] = skipped;
+  return {{"rows", rows}, {"runs", run_info}, {"notes", notes}, {"summary", summary}};
+}
+
+nlohmann::json error_summary(std::vector<double> abs_errors) {
+  std::sort(abs_errors.begin(), abs_errors.end());
+  const std::size_t n = abs_errors.size();
+  const double median = n % 2 ? abs_errors[n / 2] : 0.5 * (abs_errors[n / 2 - 1] + abs_errors[n / 2]);
+  return {{"median_abs_error_pct", std::round(median * 100) / 100},
+          {"max_abs_error_pct", std::round(abs_errors.back() * 100) / 100},
+          {"rows", n}};
 }
 
 std::string validate_table(const nlohmann::json& v) {

@@ -64,6 +64,10 @@ struct OsuValidateOptions {
   std::vector<std::string> sets;  ///< scenario overrides for collectives
 };
 nlohmann::json validate_osu(const std::string& log, const OsuValidateOptions& opt);
+
+/// The `summary` of a validation: median and max of the |error %| values (2 decimals) and the row count.
+/// `abs_errors` must not be empty.
+nlohmann::json error_summary(std::vector<double> abs_errors);
 std::string validate_osu_table(const nlohmann::json& v);
 
 /// `calibrate nvlink`: fits the intra-node model (scenario keys nvlink.bandwidth_gbps and nvlink.latency_us)

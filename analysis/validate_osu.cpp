@@ -334,17 +334,7 @@ json validate_osu(const std::string& log, const OsuValidateOptions& opt) {
     for (const auto& n : notes) why += "; " + n.get<std::string>();
     throw InputError(why);
   }
-  auto sorted = errors;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
-  return {{"rows", rows},
-          {"runs", info},
-          {"notes", notes},
-          {"summary",
-           {{"median_abs_error_pct", round_to(median, 2)},
-            {"max_abs_error_pct", round_to(sorted.back(), 2)},
-            {"rows", rows.size()}}}};
+  return {{"rows", rows}, {"runs", info}, {"notes", notes}, {"summary", error_summary(errors)}};
 }
 
 std::string validate_osu_table(const json& v) {
