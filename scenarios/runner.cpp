@@ -7,6 +7,7 @@
 #include "scenarios/placement.hpp"
 #include "scenarios/replay.hpp"
 #include "scenarios/resource_estimate.hpp"
+#include "scenarios/ring_shortcut.hpp"
 #include "sim/error.hpp"
 #include "sim/rng.hpp"
 #include "sim/units.hpp"
@@ -90,6 +91,9 @@ struct JobRun {
     std::string requested_algorithm; ///< may be "auto"
     std::unique_ptr<TransferDag> dag;
     std::unique_ptr<DagExecutor> exec;
+    std::unique_ptr<RingShortcut> shortcut; ///< flow.symmetric_steps: instead of dag and exec
+    CollectiveSpec spec;                    ///< what the DAG is built from (also after a shortcut's fallback)
+    std::string where;                      ///< names the collective in errors
     std::size_t result = 0; ///< index into RunResult::collectives
   };
   std::vector<Collective> colls;
@@ -156,9 +160,14 @@ class ScenarioRunner {
   void on_done(JobRun& jr, Time end);
   void finish_job(JobRun& jr);
   void report_progress();
+  /// Builds the collective's DAG and executor (the exact path).
+  void make_exact(JobRun& jr, JobRun::Collective& c);
   void record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t, Time posted,
                        Time delivered);
   RunManifest manifest() const;
+  /// The flow engine when the symmetric-steps shortcut may run this scenario's collectives (one job alone on
+  /// the fabric, static routing, no calibration, no trace, no time limit), else nullptr.
+  flow::FlowEngine* shortcut_engine() const;
 
   const Scenario& s_;
   const World& w_;
@@ -179,7 +188,18 @@ class ScenarioRunner {
   Time last_end_ = Time::zero(); // the last collective's completion: the run's duration for link utilization
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   std::uint64_t total_iters_ = 0, done_iters_ = 0;
+  nlohmann::json shortcut_report_ = {{"collectives", 0}, {"fallback", nlohmann::json::array()}};
 };
+
+flow::FlowEngine* ScenarioRunner::shortcut_engine() const {
+  if (engine_kind_ != EngineKind::Flow || !s_.flow_symmetric_steps) return nullptr;
+  if (s_.jobs.size() != 1 || !s_.background.empty() || w_.profile || s_.max_sim_time_ms > 0 ||
+      opt_.trace_limit > 0 || s_.jobs[0].workload.loop)
+    return nullptr;
+  auto* fe = dynamic_cast<flow::FlowEngine*>(engine_.get());
+  if (fe == nullptr || fe->config().adaptive_routing || fe->config().factors) return nullptr;
+  return fe;
+}
 
 void ScenarioRunner::make_engine() {
   // The engine from the registry (models/engines.hpp); what the scenario asks for and the engine ignores is
@@ -330,22 +350,43 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   cs.channels = js.workload.channels;
   if (jr.nic_gbps > 0) cs.nic_gbps = jr.nic_gbps;
   cs.nvlink_gbps = s_.nvlink_gbps;
-  JobRun::Collective c{op, size, algorithm, nullptr, nullptr, out_.collectives.size()};
-  try {
-    c.dag = std::make_unique<TransferDag>(build_collective(cs));
-  } catch (const InputError& e) {
-    throw InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " + e.what());
+  JobRun::Collective c{op, size, algorithm, nullptr, nullptr, nullptr, cs, where, out_.collectives.size()};
+  auto input_error = [&](const InputError& e) {
+    return InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " + e.what());
+  };
+  if (auto* fe = shortcut_engine()) {
+    std::optional<RingPlan> plan;
+    try {
+      plan = ring_plan(cs);
+    } catch (const InputError& e) {
+      throw input_error(e);
+    }
+    if (plan) {
+      std::string why;
+      c.shortcut = RingShortcut::make(*plan, jr.layout, *fe, exec_opts_, why);
+      if (c.shortcut) {
+        CollectiveSamples cs_out;
+        cs_out.job = js.name;
+        cs_out.op = to_string(op);
+        cs_out.algorithm = "ring";
+        cs_out.protocol = plan->protocol;
+        cs_out.size_bytes = size;
+        cs_out.ranks = cs.ranks;
+        cs_out.nodes = js.nodes;
+        cs_out.channels = plan->channels;
+        cs_out.looping = js.workload.loop;
+        cs_out.network_transfers = c.shortcut->network_transfers();
+        cs_out.nvlink_transfers = c.shortcut->nvlink_transfers();
+        cs_out.busbw_factor = busbw_factor(cs.op, cs.ranks);
+        out_.collectives.push_back(std::move(cs_out));
+        jr.colls.push_back(std::move(c));
+        shortcut_report_["collectives"] = shortcut_report_["collectives"].get<std::uint64_t>() + 1;
+        return jr.colls.size() - 1;
+      }
+      shortcut_report_["fallback"].push_back(format_size(size) + " " + to_string(op) + ": " + why);
+    }
   }
-  ExecOptions eo = exec_opts_;
-  if (opt_.trace_limit > 0) {
-    const TransferDag* dag = c.dag.get();
-    const JobRun* jrp = &jr;
-    const std::size_t coll = c.result;
-    eo.on_transfer = [this, jrp, coll, dag](TransferId t, Time posted, Time delivered) {
-      record_transfer(*jrp, coll, *dag, t, posted, delivered);
-    };
-  }
-  c.exec = std::make_unique<DagExecutor>(*engine_, *c.dag, jr.layout, eo);
+  make_exact(jr, c);
   CollectiveSamples cs_out;
   cs_out.job = js.name;
   cs_out.op = c.dag->op;
@@ -362,6 +403,25 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   out_.collectives.push_back(std::move(cs_out));
   jr.colls.push_back(std::move(c));
   return jr.colls.size() - 1;
+}
+
+void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {
+  try {
+    c.dag = std::make_unique<TransferDag>(build_collective(c.spec));
+  } catch (const InputError& e) {
+    throw InputError(c.where + ": job '" + jr.spec->name + "', " + format_size(c.size_bytes) + " " + to_string(c.op) +
+                     ": " + e.what());
+  }
+  ExecOptions eo = exec_opts_;
+  if (opt_.trace_limit > 0) {
+    const TransferDag* dag = c.dag.get();
+    const JobRun* jrp = &jr;
+    const std::size_t coll = c.result;
+    eo.on_transfer = [this, jrp, coll, dag](TransferId t, Time posted, Time delivered) {
+      record_transfer(*jrp, coll, *dag, t, posted, delivered);
+    };
+  }
+  c.exec = std::make_unique<DagExecutor>(*engine_, *c.dag, jr.layout, eo);
 }
 
 void ScenarioRunner::record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t,
@@ -449,6 +509,22 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
   jr.iter_start = now;
   jr.first_ready = first;
   JobRun* p = &jr;
+  auto& coll = jr.colls[e.coll];
+  if (coll.shortcut) {
+    // The whole collective at once (the shortcut runs only for a job alone on the fabric).
+    if (const auto end = coll.shortcut->run(now, ready)) {
+      engine_->call_at(*end, [this, p, end = *end] { on_done(*p, end); });
+      return;
+    }
+    // Channels out of step: from this iteration on, the exact path.
+    shortcut_report_["fallback"].push_back(format_size(coll.size_bytes) + " " + to_string(coll.op) +
+                                           ": flows of one HCA pair overlapped across steps (channels out of "
+                                           "step); exact path from iteration " +
+                                           std::to_string(jr.rep + 1));
+    shortcut_report_["collectives"] = shortcut_report_["collectives"].get<std::uint64_t>() - 1;
+    coll.shortcut.reset();
+    make_exact(jr, coll);
+  }
   jr.colls[e.coll].exec->start(std::move(ready), [this, p](Time end) { on_done(*p, end); });
 }
 
@@ -494,6 +570,15 @@ RunResult ScenarioRunner::run() {
                                {"stats", drivers_[b]->stats().to_json()}});
   }
   out_.engine = engine_->report();
+  if (engine_kind_ == EngineKind::Flow && shortcut_report_["collectives"].get<std::uint64_t>() > 0) {
+    std::uint64_t cells = 0, pairs = 0;
+    for (const auto& jr : jobs_)
+      for (const auto& c : jr.colls)
+        if (c.shortcut) cells += c.shortcut->cells(), pairs += c.shortcut->pairs();
+    shortcut_report_["evaluated_transfers"] = cells;
+    shortcut_report_["hca_pairs"] = pairs;
+  }
+  if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps) out_.engine.extra["symmetric_steps"] = shortcut_report_;
   // Idle timers (an RC retransmission timer armed for a message already acknowledged) can keep the engine's
   // clock running past the traffic; the run ends with the last collective (or background message).
   out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();

@@ -115,6 +115,16 @@ Schema build_schema() {
   add("nvlink.latency_us", K::Double, "us", 0.7, "Latency of one intra-node copy.", {}, 0, 1e6);
   add("run.max_sim_time_ms", K::Double, "ms", 0.0,
       "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
+  {
+    KeyDecl d{"flow.symmetric_steps", K::Bool, "", true,
+              "Flow engine: run a ring AllReduce/AllGather/ReduceScatter job alone on the fabric by solving each "
+              "step's max-min sharing once per HCA pair and reusing it across ranks and steps, without building "
+              "its transfer DAG, when no link is shared by two ring edges (else the exact per-transfer path); "
+              "false = always the exact path (docs/flow-engine.md).",
+              {}};
+    d.fill_default = false; // written into the effective configuration only when given
+    s.add(std::move(d));
+  }
   add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
   add("jobs[].name", K::String, "", "", "Job name (default job<i>).");
   add("jobs[].nodes", K::Int, "nodes", 2, "Nodes (servers) in the job.", {}, 1, 1e7);
@@ -281,6 +291,8 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   s.nvlink_gbps = e.at("nvlink").at("bandwidth_gbps");
   s.nvlink_latency_us = e.at("nvlink").at("latency_us");
   s.max_sim_time_ms = e.at("run").at("max_sim_time_ms");
+  if (const auto f = e.find("flow"); f != e.end() && f->contains("symmetric_steps"))
+    s.flow_symmetric_steps = f->at("symmetric_steps").get<bool>();
   if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");
   std::size_t i = 0;
   for (const auto& j : e.at("jobs")) {
