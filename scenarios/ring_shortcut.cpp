@@ -94,6 +94,26 @@ std::unique_ptr<RingShortcut> RingShortcut::make(const RingPlan& plan, const Job
       sc->edge_pair_[e] = static_cast<std::int32_t>(it->second);
       sc->pairs_[it->second].edges.push_back(e);
     }
+  // Twin channels (one class per (ring order, rail)): with one GPU per node and every chunk of every loop
+  // full, channels with the same order and rail are the same flows on the same QPs' pair at the same times;
+  // one of them is evaluated and counts for all (its flows weigh m in the pair's sharing).
+  sc->chan_mult_.assign(nc, 1);
+  bool all_full = g == 1;
+  for (std::uint64_t grid = 0; all_full && grid < plan.bytes; grid += plan.loop_bytes()) {
+    const std::uint64_t rem = plan.bytes - grid;
+    all_full = plan.real_chunk(rem) * (plan.all_reduce() ? std::uint64_t{nc} * nr : nc) <= rem;
+  }
+  if (all_full)
+    for (std::uint32_t c = 1; c < nc; ++c)
+      for (std::uint32_t r = 0; r < c; ++r)
+        if (sc->chan_mult_[r] > 0 && plan.orders[r] == plan.orders[c] &&
+            plan.rails[r] % plan.nics_per_node == plan.rails[c] % plan.nics_per_node) {
+          ++sc->chan_mult_[r];
+          sc->chan_mult_[c] = 0;
+          break;
+        }
+  for (auto& pr : sc->pairs_)
+    std::erase_if(pr.edges, [&](std::uint32_t e) { return sc->chan_mult_[e / nr] == 0; });
   // Transfers per execution (closed form over the loops): per loop and channel, position p sends chunk
   // (p - s) mod n at step s; over 2(n-1) steps that is every chunk twice except chunks p+1 and p+2, over
   // n-1 steps every chunk once except chunk p+1.
@@ -127,6 +147,13 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
   std::vector<std::int64_t> ready(nr, now);
   for (std::uint32_t r = 0; r < nr && r < ready_in.size(); ++r) ready[r] = ready_in[r].count_ps();
   const bool first_run = !counted_;
+  // The same start offsets as the previous execution: the same execution shifted in time.
+  std::vector<std::int64_t> key(nr);
+  for (std::uint32_t r = 0; r < nr; ++r) key[r] = ready[r] - now;
+  if (counted_ && key == last_key_) {
+    for (const auto& pr : pairs_) engine_.account(pr.path, pr.payload, pr.wire, pr.messages);
+    return Time::ps(now + last_duration_);
+  }
   // Per edge e = c * nr + p (position p of channel c sending to p + 1): deliveries of the previous and the
   // current step per slice, posts of the current step, the FIFO window's deliveries, the QP's state.
   std::vector<std::int64_t> prev(E * spc, kNoTime), cur(E * spc, kNoTime), post(E * spc, 0);
@@ -150,6 +177,7 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
     std::uint32_t e, q;
     std::int64_t post;
     double work, rem;
+    std::uint32_t mult; // flows it stands for (twin channels)
   };
   std::vector<Item> items;
   std::vector<std::size_t> head; // per edge of the pair: index of its next item
@@ -166,6 +194,7 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
     for (std::uint32_t s = 0; s < nsteps; ++s) {
       // Posts (DagExecutor::release): dependencies' deliveries + step_overhead, not before the rank is ready.
       for (std::uint32_t c = 0; c < nc; ++c) {
+        if (chan_mult_[c] == 0) continue; // a twin of an earlier channel
         const auto& order = pl.orders[c];
         for (std::uint32_t p = 0; p < nr; ++p) {
           const std::size_t e = std::size_t{c} * nr + p;
@@ -199,11 +228,12 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
           for (std::uint32_t q = 0; q < cur_n[e]; ++q) {
             const std::uint64_t payload = pl.wire(cut.at(cur_bytes[e], q));
             const auto wire = static_cast<double>(engine_.config().wire_bytes(payload));
-            items.push_back({e, q, post[std::size_t{e} * spc + q], wire, wire});
+            const std::uint32_t m = chan_mult_[e / nr];
+            items.push_back({e, q, post[std::size_t{e} * spc + q], wire, wire, m});
             if (first_run) {
-              pr.payload += payload;
-              pr.wire += engine_.config().wire_bytes(payload);
-              ++pr.messages;
+              pr.payload += m * payload;
+              pr.wire += m * engine_.config().wire_bytes(payload);
+              pr.messages += m;
             }
           }
         }
@@ -225,7 +255,8 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
           (*out)[std::size_t{it.e} * spc + it.q] = at;
         };
         if (same) {
-          const double k = static_cast<double>(items.size());
+          double k = 0;
+          for (const Item& it : items) k += it.mult;
           const std::int64_t bw_end = to_ps(to_s(items[0].post) + items[0].work / (C / k));
           for (const Item& it : items) finish(it, bw_end);
           continue;
@@ -247,7 +278,7 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
           for (std::size_t h = 0; h < starts.size(); ++h) {
             if (head[h] >= last_of(h)) continue;
             if (avail[h] <= t)
-              ++active;
+              active += items[head[h]].mult;
             else
               next_arrival = std::min(next_arrival, avail[h]);
           }
@@ -316,6 +347,8 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
     }
   }
   counted_ = true;
+  last_key_ = std::move(key);
+  last_duration_ = end - now;
   for (const auto& pr : pairs_) engine_.account(pr.path, pr.payload, pr.wire, pr.messages);
   return Time::ps(end);
 }

@@ -71,6 +71,9 @@ class RingShortcut {
   std::vector<Pair> pairs_;
   std::vector<std::int32_t> edge_pair_; ///< per edge: its pair, -1 for an NVLink edge
   std::vector<std::uint32_t> nvlink_edges_;
+  std::vector<std::uint32_t> chan_mult_; ///< per channel: channels it stands for (0: a twin of an earlier one)
+  std::vector<std::int64_t> last_key_;   ///< the previous execution's ready offsets (ps after its start)
+  std::int64_t last_duration_ = 0;       ///< and its duration
   std::uint64_t network_transfers_ = 0, nvlink_transfers_ = 0, cells_ = 0;
   bool counted_ = false;
 };
