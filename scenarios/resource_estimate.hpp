@@ -26,7 +26,7 @@ inline constexpr double kDefaultMaxEvents = 5e10;
 /// What one transfer evaluated by the symmetric-steps shortcut (scenarios/ring_shortcut.hpp) costs, in
 /// flow-engine events (4 per transfer on the exact path), measured: wall time per evaluated transfer over
 /// wall time per event of the exact path on the same ring (docs/perf-log.md, "Symmetric steps").
-inline constexpr double kShortcutEventsPerTransfer = 0.1;
+inline constexpr double kShortcutEventsPerTransfer = 0.01;
 
 struct RunEstimate {
   double collectives = 0; ///< collective calls (all repetitions)
