@@ -741,10 +741,12 @@ std::uint64_t RingPlan::loop_bytes() const {
 }
 
 std::uint64_t RingPlan::real_chunk(std::uint64_t rem) const {
-  return std::min(chunk, align_up(div_up(rem, all_reduce() ? std::uint64_t{channels} * ranks : channels), grain));
+  return std::min(chunk,
+                  align_up(div_up(rem, all_reduce() ? std::uint64_t{channels} * ranks : channels), grain));
 }
 
-std::uint64_t RingPlan::chunk_size(std::uint64_t rem, std::uint64_t real, std::uint32_t c, std::uint32_t j) const {
+std::uint64_t RingPlan::chunk_size(std::uint64_t rem, std::uint64_t real, std::uint32_t c,
+                                   std::uint32_t j) const {
   const std::uint64_t off = (all_reduce() ? std::uint64_t{c} * ranks + j : c) * real;
   return off >= rem ? 0 : std::min(real, rem - off);
 }

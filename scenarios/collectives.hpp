@@ -121,7 +121,8 @@ struct RingPlan {
   /// The chunk size of a loop that starts with `remaining` bytes left (NCCL's realChunkSize).
   std::uint64_t real_chunk(std::uint64_t remaining) const;
   /// Chunk j of channel c in a loop with `remaining` bytes left and chunk size `real` (0: not sent).
-  std::uint64_t chunk_size(std::uint64_t remaining, std::uint64_t real, std::uint32_t c, std::uint32_t j) const;
+  std::uint64_t chunk_size(std::uint64_t remaining, std::uint64_t real, std::uint32_t c,
+                           std::uint32_t j) const;
   std::vector<std::uint64_t> slices_of(std::uint64_t data_bytes) const;
   std::uint64_t wire(std::uint64_t data_bytes) const { return wire_bytes(data_bytes, protocol); }
 };

@@ -35,7 +35,7 @@ struct RunEstimate {
   double packets = 0;
   double transfers = 0;          ///< transfers of built DAGs (one SimGrid action each on the flow engine)
   double shortcut_transfers = 0; ///< transfers the flow engine's symmetric-steps shortcut evaluates instead
-  double events = 0; ///< for the engine that will run
+  double events = 0;             ///< for the engine that will run
 };
 
 RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& engine);

@@ -578,7 +578,8 @@ RunResult ScenarioRunner::run() {
     shortcut_report_["evaluated_transfers"] = cells;
     shortcut_report_["hca_pairs"] = pairs;
   }
-  if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps) out_.engine.extra["symmetric_steps"] = shortcut_report_;
+  if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps)
+    out_.engine.extra["symmetric_steps"] = shortcut_report_;
   // Idle timers (an RC retransmission timer armed for a message already acknowledged) can keep the engine's
   // clock running past the traffic; the run ends with the last collective (or background message).
   out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();

@@ -116,12 +116,16 @@ Schema build_schema() {
   add("run.max_sim_time_ms", K::Double, "ms", 0.0,
       "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
   {
-    KeyDecl d{"flow.symmetric_steps", K::Bool, "", true,
-              "Flow engine: run a ring AllReduce/AllGather/ReduceScatter job alone on the fabric by solving each "
-              "step's max-min sharing once per HCA pair and reusing it across ranks and steps, without building "
-              "its transfer DAG, when no link is shared by two ring edges (else the exact per-transfer path); "
-              "false = always the exact path (docs/flow-engine.md).",
-              {}};
+    KeyDecl d{
+        "flow.symmetric_steps",
+        K::Bool,
+        "",
+        true,
+        "Flow engine: run a ring AllReduce/AllGather/ReduceScatter job alone on the fabric by solving each "
+        "step's max-min sharing once per HCA pair and reusing it across ranks and steps, without building "
+        "its transfer DAG, when no link is shared by two ring edges and the channels stay in step (else the "
+        "exact per-transfer path); false = always the exact path (docs/flow-engine.md).",
+        {}};
     d.fill_default = false; // written into the effective configuration only when given
     s.add(std::move(d));
   }

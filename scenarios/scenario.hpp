@@ -107,7 +107,8 @@ struct Scenario {
   double nvlink_gbps = 3600;
   double nvlink_latency_us = 0.7;
   double max_sim_time_ms = 0; ///< 0: no limit
-  /// flow.symmetric_steps: the flow engine's symmetric-steps shortcut for ring jobs (scenarios/ring_shortcut.hpp).
+  /// flow.symmetric_steps: the flow engine's symmetric-steps shortcut for ring jobs
+  /// (scenarios/ring_shortcut.hpp).
   bool flow_symmetric_steps = true;
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;

@@ -746,8 +746,7 @@ std::vector<topo::LinkId> FlowEngine::simgrid_route(routing::HcaIndex src, routi
 
 FlowEngine::StaticPath FlowEngine::static_path(routing::HcaIndex src, routing::HcaIndex dst) const {
   const std::size_t n = impl_->hosts.size();
-  if (src >= n || dst >= n || src == dst)
-    throw std::logic_error("FlowEngine::static_path: bad HCA pair");
+  if (src >= n || dst >= n || src == dst) throw std::logic_error("FlowEngine::static_path: bad HCA pair");
   StaticPath p;
   impl_->compute_route(src, dst, false, p.links);
   std::int64_t lat = 0;
