@@ -379,11 +379,11 @@ Profile fit_profile(const std::vector<FitSource>& sources, const FitOptions& opt
   p.devices.assign(devices.begin(), devices.end());
   if (layer_seen && layer_seen->first == "Ethernet") {
     p.link_layer = pkt::LinkLayer::RoCEv2;
-    p.header_bytes = 82;
+    p.header_bytes = common::kRoceV2HeaderBytes;
   } else {
     if (!layer_seen) p.warnings.push_back("no 'Link type' in any header: assuming InfiniBand");
     p.link_layer = pkt::LinkLayer::InfiniBand;
-    p.header_bytes = 26;
+    p.header_bytes = common::kIbHeaderBytes;
   }
   if (mtu_seen) {
     // perftest prints the path MTU, 256..4096 B (RoCE up to 9000); anything else is a damaged log.

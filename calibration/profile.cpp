@@ -315,10 +315,10 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   const std::string ll = r.str(r.need(dev, "$.device", "link_layer"), "$.device.link_layer");
   if (ll == "ib") {
     p.link_layer = pkt::LinkLayer::InfiniBand;
-    p.header_bytes = 26;
+    p.header_bytes = common::kIbHeaderBytes;
   } else if (ll == "rocev2") {
     p.link_layer = pkt::LinkLayer::RoCEv2;
-    p.header_bytes = 82;
+    p.header_bytes = common::kRoceV2HeaderBytes;
   } else {
     r.fail("$.device.link_layer", "expected \"ib\" or \"rocev2\", got \"" + ll + "\"");
   }

@@ -14,6 +14,7 @@
 //  - the engine settings derived from the fits (nic_tx/nic_rx latency, switch latency, MTU, link layer,
 //    HCA injection cap, message gap), which apply() copies into a PacketConfig.
 // Loading validates every key: an unknown key or a wrong type is an InputError naming the JSON path.
+#include "models/common/framing.hpp"
 #include "models/packet/config.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
@@ -85,7 +86,9 @@ struct ProfileInput {
   int hops = 0;                   ///< switches between the two hosts when it was measured
 };
 
-struct Profile {
+/// Framing (mtu_bytes, header_bytes, header_efficiency()) is the engines' one definition
+/// (models/common/framing.hpp): the profile records the measured link's MTU and per-packet overhead in it.
+struct Profile : common::Framing {
   int schema_version = kProfileSchemaVersion;
   std::string generator; ///< "ibnetsim 0.1.0 calibrate fit"
   std::vector<ProfileInput> inputs;
@@ -93,13 +96,11 @@ struct Profile {
   // Device and link (from the perftest headers and flags).
   std::vector<std::string> devices;
   pkt::LinkLayer link_layer = pkt::LinkLayer::InfiniBand;
-  std::uint32_t mtu_bytes = 4096;
   std::optional<std::uint32_t> max_inline_bytes;
-  double link_rate_gbps = 0;       ///< data rate of the measured link; 0 = unknown
-  std::string link_rate_source;    ///< "--link-rate 4xQDR", "unknown"
-  std::uint32_t header_bytes = 26; ///< per-packet wire overhead (IB 26, RoCEv2 82)
-  double cable_m = 3;              ///< assumed length of each cable of the measured path, metres
-  int hops = 0;                    ///< switches on the measured path (of the inputs with the fewest)
+  double link_rate_gbps = 0;    ///< data rate of the measured link; 0 = unknown
+  std::string link_rate_source; ///< "--link-rate 4xQDR", "unknown"
+  double cable_m = 3;           ///< assumed length of each cable of the measured path, metres
+  int hops = 0;                 ///< switches on the measured path (of the inputs with the fewest)
 
   // Fits.
   std::vector<LatencySegment> latency;        ///< empty without latency tests
@@ -119,9 +120,6 @@ struct Profile {
   Time message_gap; ///< o: a sender posts messages at least (o^p + (S/B)^p)^(1/p) apart
   std::vector<std::string> warnings;
 
-  double header_efficiency() const {
-    return static_cast<double>(mtu_bytes) / static_cast<double>(mtu_bytes + header_bytes);
-  }
   /// The rate of the engine's cable for this profile: the measured link's rate when known, else the
   /// smallest 4x rate (QDR 32, FDR 54.5, EDR 100, HDR 200, NDR 400, XDR 800 Gb/s) whose payload rate
   /// (x header efficiency) reaches B, else NDR.
