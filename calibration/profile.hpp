@@ -86,6 +86,19 @@ struct ProfileInput {
   int hops = 0;                   ///< switches between the two hosts when it was measured
 };
 
+/// NCCL software costs fitted from the small-size rows of real nccl-tests runs (`calibrate fit` with
+/// nccl-tests logs; docs/calibration.md "NCCL costs"). They replace, for `protocol`, the base latency and
+/// the per-step network cost of NCCL's tuning table (scenarios/nccl_cost.hpp) when the profile is used.
+struct NcclCostFit {
+  std::string version;              ///< NCCL version of the inputs ("2.22.3"; "" = unknown)
+  std::string protocol;             ///< the protocol of the fitted rows ("ll")
+  FitParam base;                    ///< us, per collective
+  FitParam net_step;                ///< us, per inter-node step
+  bool base_fixed = false;          ///< one step count among the inputs: base held at NCCL's table value
+  std::uint64_t max_bytes = 0;      ///< rows up to this size were used
+  std::vector<std::string> sources; ///< "file (test, nodes x gpus)"
+};
+
 /// Framing (mtu_bytes, header_bytes, header_efficiency()) is the engines' one definition
 /// (models/common/framing.hpp): the profile records the measured link's MTU and per-packet overhead in it.
 struct Profile : common::Framing {
@@ -110,6 +123,7 @@ struct Profile : common::Framing {
   bool bw_rate_bounded = false;               ///< B was clamped to link rate x header efficiency
   std::optional<FitParam> switch_latency_fit; ///< per hop, ns
   NoiseModel noise;
+  std::optional<NcclCostFit> nccl; ///< from nccl-tests logs
 
   // Engine settings derived from the fits (what apply() uses).
   Time nic_tx_latency = Time::ns(300);

@@ -40,6 +40,8 @@ void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> d
   const auto ranks = dag_.ranks();
   ready_ = ready.empty() ? std::vector<Time>(ranks, engine_.now()) : std::move(ready);
   if (ready_.size() < ranks) throw std::logic_error("DagExecutor::start: ready times for too few ranks");
+  if (dag_.launch_latency > Time::zero() && dag_.size() > 0)
+    for (auto& r : ready_) r = std::max(r, engine_.now()) + dag_.launch_latency;
   nvlink_free_.assign(ranks, Time::zero());
   if (opt_.on_transfer) posted_.assign(dag_.size(), Time::zero());
   for (TransferId t = 0; t < dag_.size(); ++t)

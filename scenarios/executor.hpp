@@ -9,7 +9,8 @@
 //
 // Timing: a transfer is posted when its last dependency is delivered, plus its local_delay, plus a draw
 // of the calibrated per-operation noise (if any), but never before its source rank is ready (the rank's
-// compute for this iteration is over). The execution is done when every transfer is delivered.
+// compute for this iteration is over). A DAG's launch_latency (NCCL's base cost, scenarios/nccl_cost.hpp)
+// delays every rank's ready time. The execution is done when every transfer is delivered.
 #include "models/engine.hpp"
 #include "scenarios/dag.hpp"
 

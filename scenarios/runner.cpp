@@ -330,6 +330,17 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   cs.channels = js.workload.channels;
   if (jr.nic_gbps > 0) cs.nic_gbps = jr.nic_gbps;
   cs.nvlink_gbps = s_.nvlink_gbps;
+  // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs or with a profile that has fitted costs.
+  cs.nccl_version = s_.nccl_version;
+  cs.nccl_costs = s_.nccl_costs;
+  if (w_.profile && w_.profile->nccl) {
+    const auto& f = *w_.profile->nccl;
+    cs.nccl_costs = true;
+    if (cs.nccl_version.empty()) cs.nccl_version = f.version;
+    cs.nccl_fitted.protocol = f.protocol;
+    cs.nccl_fitted.base_us = f.base.value;
+    cs.nccl_fitted.net_us = f.net_step.value;
+  }
   JobRun::Collective c{op, size, algorithm, nullptr, nullptr, out_.collectives.size()};
   try {
     c.dag = std::make_unique<TransferDag>(build_collective(cs));

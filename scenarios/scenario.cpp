@@ -1,6 +1,7 @@
 #include "scenarios/scenario.hpp"
 
 #include "models/routing/routing.hpp"
+#include "scenarios/nccl_cost.hpp"
 #include "scenarios/placement.hpp"
 #include "sim/error.hpp"
 #include "topology/generators.hpp"
@@ -113,6 +114,14 @@ Schema build_schema() {
   add("nvlink.bandwidth_gbps", K::Double, "Gb/s", 3600.0,
       "Intra-node GPU-to-GPU bandwidth per direction (H100 NVLink 4: 450 GB/s).", {}, 1e-3, 1e6);
   add("nvlink.latency_us", K::Double, "us", 0.7, "Latency of one intra-node copy.", {}, 0, 1e6);
+  add("nccl.costs", K::Bool, "", false,
+      "Charge NCCL's software costs per collective (base latency) and per step (intra- and inter-node) "
+      "from its tuning constants of nccl.version (docs/collectives.md, \"NCCL cost model\"); a profile "
+      "with an nccl section turns them on too.");
+  add("nccl.version", K::String, "", "",
+      "NCCL release whose tuning constants the cost model and, with it on, the tuning model use (e.g. "
+      "2.26.2; the newest table entry not newer is taken); \"\" = 2.20.3. Without the cost model the "
+      "tuning keeps 2.20.3.");
   add("run.max_sim_time_ms", K::Double, "ms", 0.0,
       "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
   add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
@@ -281,6 +290,9 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   s.nvlink_gbps = e.at("nvlink").at("bandwidth_gbps");
   s.nvlink_latency_us = e.at("nvlink").at("latency_us");
   s.max_sim_time_ms = e.at("run").at("max_sim_time_ms");
+  s.nccl_costs = e.at("nccl").at("costs");
+  s.nccl_version = e.at("nccl").at("version");
+  (void)nccl_cost_table(s.nccl_version, where + ": key 'nccl.version'");
   if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");
   std::size_t i = 0;
   for (const auto& j : e.at("jobs")) {

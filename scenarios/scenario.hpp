@@ -107,6 +107,8 @@ struct Scenario {
   double nvlink_gbps = 3600;
   double nvlink_latency_us = 0.7;
   double max_sim_time_ms = 0; ///< 0: no limit
+  bool nccl_costs = false;    ///< NCCL's software costs in the DAGs (scenarios/nccl_cost.hpp)
+  std::string nccl_version;   ///< "" = the tuning model's reference (2.20.3)
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
 };
