@@ -115,6 +115,12 @@ Schema build_schema() {
   add("nvlink.latency_us", K::Double, "us", 0.7, "Latency of one intra-node copy.", {}, 0, 1e6);
   add("run.max_sim_time_ms", K::Double, "ms", 0.0,
       "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
+  add("run.segment_iterations", K::Int, "", 0,
+      "Run each point's measured iterations in segments of this many (0 = one run, as before): each segment "
+      "is a "
+      "run of its own (warm-ups included) with random streams drawn from (seed, segment), checkpointed under "
+      "the output folder so an interrupted command resumes from the last finished segment (docs/cli.md).",
+      {}, 0, 1e9);
   add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
   add("jobs[].name", K::String, "", "", "Job name (default job<i>).");
   add("jobs[].nodes", K::Int, "nodes", 2, "Nodes (servers) in the job.", {}, 1, 1e7);
@@ -281,6 +287,7 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   s.nvlink_gbps = e.at("nvlink").at("bandwidth_gbps");
   s.nvlink_latency_us = e.at("nvlink").at("latency_us");
   s.max_sim_time_ms = e.at("run").at("max_sim_time_ms");
+  s.segment_iterations = e.at("run").at("segment_iterations");
   if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");
   std::size_t i = 0;
   for (const auto& j : e.at("jobs")) {

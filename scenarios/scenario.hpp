@@ -107,6 +107,8 @@ struct Scenario {
   double nvlink_gbps = 3600;
   double nvlink_latency_us = 0.7;
   double max_sim_time_ms = 0; ///< 0: no limit
+  std::uint32_t segment_iterations =
+      0; ///< 0: one run; else segments of this many iterations (analysis/segments.hpp)
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
 };
