@@ -6,7 +6,7 @@
 // - Segments (run.segment_iterations = K > 0): the finite jobs' measured iterations are run K at a time, each
 //   segment a run of its own (warm-ups included; looping jobs and background traffic too) whose random
 //   streams are drawn from (seed, segment index) only (scen::RunOptions::segment; segment 0 uses the
-//   scenario's own streams, so it reproduces the first K iterations of the plain run). The placement is the
+//   scenario's own streams, so it reproduces the plain run's first K iterations of the first size). The placement is the
 //   point's. A job with N iterations runs min(K, N - sK) of them in segment s.
 // - Checkpoints: each finished segment's result is written (atomically) to
 //   DIR/checkpoints/<hash>/segment-<s>.json, where <hash> is a hash of the version, the effective
