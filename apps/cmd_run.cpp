@@ -118,6 +118,7 @@ void add_run_command(CLI::App& app) {
     }
     scen::RunOptions ro;
     ro.progress_slot = &board.slot(0);
+    if (!o->quiet) ro.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; }; // the estimate
     if (!o->trace.empty()) ro.trace_limit = o->trace_limit;
     printer.start_thread();
     const auto r = scen::run_scenario(s, ro);

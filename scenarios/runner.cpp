@@ -445,7 +445,7 @@ void ScenarioRunner::on_done(JobRun& jr, Time end) {
   if (jr.recording())
     out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back((end - jr.first_ready).to_us());
   if (!wl.loop) ++done_iters_;
-  if (opt_.progress && !wl.loop) report_progress();
+  if (opt_.progress && !opt_.progress_slot && !wl.loop) report_progress(); // a slot: sim/progress.hpp prints
   if (!jr.advance()) {
     if (!wl.loop) return finish_job(jr);
     jr.entry = 0, jr.rep = 0, jr.pass = 0;
