@@ -144,6 +144,8 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
   po.out_dir = opt.out_dir;
   po.progress = opt.progress;
   po.external = opt.external;
+  po.tail_precision = opt.tail_precision;
+  po.max_iterations = opt.max_iterations;
   std::vector<PointResult> results;
   for (auto& r : run_points(base, study, po))
     results.push_back(std::move(r.value())); // one rank: every point

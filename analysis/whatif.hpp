@@ -31,6 +31,8 @@ struct WhatifOptions {
   std::vector<pkt::CcMode> ccs;                    ///< congestion control per point; empty: the scenario's
   std::optional<scen::EngineKind> engine;          ///< empty: the scenario's
   unsigned threads = 1;
+  double tail_precision = 0;            ///< see analysis/segments.hpp (0: off)
+  std::uint64_t max_iterations = 10000; ///< cap with a tail precision
   std::string out_dir = "whatif-out";
   std::function<void(const std::string&)> progress;
   /// Runs a point in a child process (see PointsOptions::external); empty: in this process.

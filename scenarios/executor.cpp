@@ -103,6 +103,8 @@ void DagExecutor::post(TransferId t) {
 
 void DagExecutor::delivered(TransferId t) {
   if (opt_.on_transfer) opt_.on_transfer(t, posted_[t], engine_.now());
+  if (opt_.delivered) // one writer: a relaxed load and store, no read-modify-write
+    opt_.delivered->store(opt_.delivered->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   for (auto i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
     const auto s = succ_[i];
     if (--waiting_[s] == 0) release(s);

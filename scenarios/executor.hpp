@@ -14,6 +14,7 @@
 #include "models/engine.hpp"
 #include "scenarios/dag.hpp"
 
+#include <atomic>
 #include <functional>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct ExecOptions {
   std::function<Time(std::uint64_t bytes)> noise;
   /// Called at each delivery with the transfer, its post time and its delivery time (traces); empty = off.
   std::function<void(TransferId, Time posted, Time delivered)> on_transfer;
+  /// Incremented at each delivery (progress, sim/progress.hpp); null = off.
+  std::atomic<std::uint64_t>* delivered = nullptr;
 };
 
 class DagExecutor {

@@ -8,6 +8,7 @@
 #include "scenarios/replay.hpp"
 #include "scenarios/resource_estimate.hpp"
 #include "sim/error.hpp"
+#include "sim/progress.hpp"
 #include "sim/rng.hpp"
 #include "sim/units.hpp"
 #include "sim/version.hpp"
@@ -131,7 +132,9 @@ class ScenarioRunner {
  public:
   ScenarioRunner(const Scenario& s, const World& w, const RunOptions& opt)
       : s_(s), w_(w), opt_(opt), engine_kind_(opt.engine.value_or(s.engine)),
-        wall0_(std::chrono::steady_clock::now()), noise_rng_(Rng::for_stream(s.seed, "noise")) {
+        wall0_(std::chrono::steady_clock::now()), seed_(segment_seed(s.seed, opt.segment)),
+        noise_rng_(
+            Rng::for_stream(seed_, opt.segment ? "noise/segment/" + std::to_string(opt.segment) : "noise")) {
     make_engine();
     place();
     build_jobs();
@@ -156,6 +159,11 @@ class ScenarioRunner {
   void on_done(JobRun& jr, Time end);
   void finish_job(JobRun& jr);
   void report_progress();
+  /// Measured iterations of job i in this run (RunOptions::iterations, else the scenario's).
+  std::uint32_t iterations_of(std::size_t i) const {
+    return i < opt_.iterations.size() && !s_.jobs[i].workload.loop ? opt_.iterations[i]
+                                                                   : s_.jobs[i].workload.iterations;
+  }
   void record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t, Time posted,
                        Time delivered);
   RunManifest manifest() const;
@@ -171,6 +179,7 @@ class ScenarioRunner {
   std::vector<JobPlacement> placed_; // jobs, then background patterns
   std::vector<JobRun> jobs_;
   std::vector<std::unique_ptr<BackgroundDriver>> drivers_;
+  const std::uint64_t seed_; // the seed of this run's (segment's) streams; placement uses s_.seed
   Rng noise_rng_;
   ExecOptions exec_opts_;
   bool stopping_ = false; // every finite job is done: looping work stops
@@ -187,7 +196,7 @@ void ScenarioRunner::make_engine() {
   const std::string name = to_string(engine_kind_);
   const auto engines = eng::builtin_engines();
   const auto& kind = engines.get(name);
-  engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, s_.seed});
+  engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_});
   ignored_ = eng::ignored_features(name, kind.factory.capabilities, w_.packet);
   out_.warnings.insert(out_.warnings.end(), ignored_.begin(), ignored_.end());
 }
@@ -247,11 +256,19 @@ void ScenarioRunner::build_jobs() {
   }
   jobs_.resize(s_.jobs.size()); // never resized again: executors' callbacks hold JobRun pointers
   for (std::size_t i = 0; i < s_.jobs.size(); ++i) build_job(i);
+  std::uint64_t units = 0; // transfers the finite jobs deliver (progress)
   for (const auto& j : jobs_)
     if (!j.spec->workload.loop) {
       ++finite_left_;
       total_iters_ += j.entries.size() * j.reps * j.passes;
+      for (std::uint32_t pass = 0; pass < j.passes; ++pass)
+        for (const auto& e : j.entries)
+          units += static_cast<std::uint64_t>(j.reps) * j.colls[e.coll].dag->size();
     }
+  if (opt_.progress_slot) {
+    opt_.progress_slot->run_done.store(0);
+    opt_.progress_slot->run_total.store(units);
+  }
 }
 
 void ScenarioRunner::build_job(std::size_t i) {
@@ -262,7 +279,9 @@ void ScenarioRunner::build_job(std::size_t i) {
   jr.layout.nodes = placed_[i].nodes;
   jr.layout.gpus_per_node = js.gpus_per_node;
   jr.layout.sl = static_cast<std::uint8_t>(js.sl);
-  jr.rng = std::make_unique<Rng>(Rng::for_stream(s_.seed, "jitter/" + std::to_string(i)));
+  jr.rng = std::make_unique<Rng>(
+      Rng::for_stream(seed_, "jitter/" + std::to_string(i) +
+                                 (opt_.segment ? "/segment/" + std::to_string(opt_.segment) : "")));
   jr.jitter = std::make_unique<Jitter>(js.workload.jitter, *jr.rng);
   if (!jr.layout.nodes.empty() && !jr.layout.nodes[0].empty()) {
     const auto node = w_.tables->hca_nodes()[jr.layout.nodes[0][0]];
@@ -275,7 +294,7 @@ void ScenarioRunner::build_job(std::size_t i) {
     for (const auto size : js.workload.sizes_bytes)
       jr.entries.push_back(
           {collective_for(jr, js.workload.op, size, js.workload.algorithm, key + ".op'"), gap, std::nullopt});
-    jr.reps = js.workload.warmup + js.workload.iterations;
+    jr.reps = js.workload.warmup + iterations_of(i);
   } else {
     add_replayed_calls(jr, gap);
   }
@@ -309,7 +328,7 @@ void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
   }
   if (jr.entries.empty()) throw InputError(path + ": no collective call to replay for job '" + js.name + "'");
   jr.trace = true;
-  jr.passes = js.workload.warmup + js.workload.iterations;
+  jr.passes = js.workload.warmup + iterations_of(jr.index);
 }
 
 std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t size, const std::string& algorithm,
@@ -356,6 +375,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
       record_transfer(*jrp, coll, *dag, t, posted, delivered);
     };
   }
+  if (opt_.progress_slot && !js.workload.loop) eo.delivered = &opt_.progress_slot->run_done;
   c.exec = std::make_unique<DagExecutor>(*engine_, *c.dag, jr.layout, eo);
   CollectiveSamples cs_out;
   cs_out.job = js.name;
@@ -406,7 +426,7 @@ void ScenarioRunner::build_background() {
     spec.stop = bg.stop_us > 0 ? Time::from_us(bg.stop_us) : Time::max();
     spec.sl = static_cast<std::uint8_t>(bg.sl);
     spec.qp_slot = 0;
-    spec.seed = s_.seed;
+    spec.seed = seed_;
     drivers_.push_back(std::make_unique<BackgroundDriver>(*engine_, spec));
   }
 }
@@ -436,7 +456,7 @@ void ScenarioRunner::on_done(JobRun& jr, Time end) {
   if (jr.recording())
     out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back((end - jr.first_ready).to_us());
   if (!wl.loop) ++done_iters_;
-  if (opt_.progress && !wl.loop) report_progress();
+  if (opt_.progress && !opt_.progress_slot && !wl.loop) report_progress(); // a slot: sim/progress.hpp prints
   if (!jr.advance()) {
     if (!wl.loop) return finish_job(jr);
     jr.entry = 0, jr.rep = 0, jr.pass = 0;
@@ -483,6 +503,10 @@ RunManifest ScenarioRunner::manifest() const {
 RunResult ScenarioRunner::run() {
   for (auto& jr : jobs_) {
     JobRun* p = &jr;
+    if (jr.reps == 0 || jr.passes == 0) { // a segment with nothing left of this job to run
+      finish_job(jr);
+      continue;
+    }
     engine_->call_at(Time::zero(), [this, p] { start_iteration(*p); });
   }
   if (s_.max_sim_time_ms > 0) {
@@ -515,6 +539,11 @@ RunResult ScenarioRunner::run() {
 }
 
 } // namespace
+
+std::uint64_t segment_seed(std::uint64_t seed, std::uint32_t segment) {
+  if (segment == 0) return seed;
+  return Rng::for_stream(seed, "segment/" + std::to_string(segment)).next_u64();
+}
 
 FabricFacts fabric_facts(const topo::FabricSummary& summary) {
   FabricFacts f;

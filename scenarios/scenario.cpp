@@ -124,6 +124,12 @@ Schema build_schema() {
       "tuning keeps 2.20.3.");
   add("run.max_sim_time_ms", K::Double, "ms", 0.0,
       "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
+  add("run.segment_iterations", K::Int, "", 0,
+      "Run each point's measured iterations in segments of this many (0 = one run, as before): each segment "
+      "is a "
+      "run of its own (warm-ups included) with random streams drawn from (seed, segment), checkpointed under "
+      "the output folder so an interrupted command resumes from the last finished segment (docs/cli.md).",
+      {}, 0, 1e9);
   add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
   add("jobs[].name", K::String, "", "", "Job name (default job<i>).");
   add("jobs[].nodes", K::Int, "nodes", 2, "Nodes (servers) in the job.", {}, 1, 1e7);
@@ -293,6 +299,7 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   s.nccl_costs = e.at("nccl").at("costs");
   s.nccl_version = e.at("nccl").at("version");
   (void)nccl_cost_table(s.nccl_version, where + ": key 'nccl.version'");
+  s.segment_iterations = e.at("run").at("segment_iterations");
   if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");
   std::size_t i = 0;
   for (const auto& j : e.at("jobs")) {

@@ -109,6 +109,8 @@ struct Scenario {
   double max_sim_time_ms = 0; ///< 0: no limit
   bool nccl_costs = false;    ///< NCCL's software costs in the DAGs (scenarios/nccl_cost.hpp)
   std::string nccl_version;   ///< "" = the tuning model's reference (2.20.3)
+  std::uint32_t segment_iterations =
+      0; ///< 0: one run; else segments of this many iterations (analysis/segments.hpp)
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
 };
