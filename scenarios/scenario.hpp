@@ -13,6 +13,7 @@
 #include "models/packet/config.hpp"
 #include "scenarios/background.hpp"
 #include "scenarios/collectives.hpp"
+#include "scenarios/faults.hpp"
 #include "scenarios/schema.hpp"
 #include "sim/choice.hpp"
 #include "sim/time.hpp"
@@ -109,6 +110,7 @@ struct Scenario {
   double max_sim_time_ms = 0; ///< 0: no limit
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
+  FaultSpec faults; ///< the `faults` section (scenarios/faults.hpp)
 };
 
 /// Applies the scenario's packet-engine settings to `cfg` (after a calibration profile, if any): the
