@@ -52,8 +52,10 @@ double leaf_ratio(const std::string& text) {
 std::string fault_id(const std::string& token) {
   std::string s = token;
   for (auto& c : s)
-    if (c == '@' || c == ':') c = '_';
-    else if (c == '.') c = 'p';
+    if (c == '@' || c == ':')
+      c = '_';
+    else if (c == '.')
+      c = 'p';
   return s;
 }
 
@@ -193,28 +195,28 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
   }
   if (faults.empty()) faults.emplace_back("", "");
   for (const auto& [text, ov] : ratios) {
-   for (const auto& [ftoken, fov] : faults) {
-    for (const auto mode : opt.routings) {
-      for (const auto cc : ccs) {
-        const auto cc_name = pkt::to_string(cc);
-        const bool with_cc = cc != pkt::CcMode::None;
-        WhatifPoint p;
-        p.oversubscription = text;
-        // The CC setting is part of the routing label, so tables and plots keep the points apart.
-        p.routing = routing_label(mode) + (with_cc ? "+" + cc_name : "");
-        p.cc = cc;
-        p.id = ratio_id(text) + (ftoken.empty() ? "" : "-" + fault_id(ftoken)) + "-" + routing_label(mode) +
-               (with_cc ? "-" + cc_name : "");
-        p.faults = ftoken;
-        if (!ov.empty()) p.overrides.push_back(ov);
-        if (!fov.empty()) p.overrides.push_back(fov);
-        p.overrides.push_back("routing.adaptive=" + pkt::to_string(mode));
-        p.overrides.push_back("cc.algorithm=" + cc_name);
-        if (opt.engine) p.overrides.push_back("engine=" + scen::to_string(*opt.engine));
-        out.push_back(std::move(p));
+    for (const auto& [ftoken, fov] : faults) {
+      for (const auto mode : opt.routings) {
+        for (const auto cc : ccs) {
+          const auto cc_name = pkt::to_string(cc);
+          const bool with_cc = cc != pkt::CcMode::None;
+          WhatifPoint p;
+          p.oversubscription = text;
+          // The CC setting is part of the routing label, so tables and plots keep the points apart.
+          p.routing = routing_label(mode) + (with_cc ? "+" + cc_name : "");
+          p.cc = cc;
+          p.id = ratio_id(text) + (ftoken.empty() ? "" : "-" + fault_id(ftoken)) + "-" + routing_label(mode) +
+                 (with_cc ? "-" + cc_name : "");
+          p.faults = ftoken;
+          if (!ov.empty()) p.overrides.push_back(ov);
+          if (!fov.empty()) p.overrides.push_back(fov);
+          p.overrides.push_back("routing.adaptive=" + pkt::to_string(mode));
+          p.overrides.push_back("cc.algorithm=" + cc_name);
+          if (opt.engine) p.overrides.push_back("engine=" + scen::to_string(*opt.engine));
+          out.push_back(std::move(p));
+        }
       }
     }
-   }
   }
   return out;
 }
@@ -310,8 +312,8 @@ std::string whatif_table(const nlohmann::json& w) {
     return std::string(b);
   };
   std::snprintf(line, sizeof line, "%-10s %-8s %-9s %s%-14s %-6s %6s %11s %11s %-21s %11s %12s\n", "size",
-                "job", "ratio", fcol("faults").c_str(), "routing", "cc", "n", "p50 us", "p99 us", "p99 95% CI us",
-                "p99.9 us", "busbw Gb/s");
+                "job", "ratio", fcol("faults").c_str(), "routing", "cc", "n", "p50 us", "p99 us",
+                "p99 95% CI us", "p99.9 us", "busbw Gb/s");
   s << line;
   // Group by size, then in point order.
   std::vector<std::uint64_t> sizes;
@@ -335,13 +337,13 @@ std::string whatif_table(const nlohmann::json& w) {
       if (c.contains("ci"))
         ci = "[" + side(c.at("ci").at("p99").at(0)) + ", " + side(c.at("ci").at("p99").at(1)) + "]";
       const auto n = c.value("n", r.value("iterations", std::size_t{0}));
-      std::snprintf(line, sizeof line, "%-10s %-8s %-9s %s%-14s %-6s %6zu %11.2f %11.2f %-21s %11.2f %12.2f\n",
-                    format_size(b).c_str(), r.at("job").get<std::string>().c_str(),
-                    r.at("oversubscription").get<std::string>().c_str(),
-                    fcol(r.value("faults", std::string())).c_str(),
-                    r.at("routing").get<std::string>().c_str(), r.at("cc").get<std::string>().c_str(), n,
-                    c.at("p50").get<double>(), c.at("p99").get<double>(), ci.c_str(),
-                    c.at("p999").get<double>(), r.at("busbw_gbps").at("p50").get<double>());
+      std::snprintf(
+          line, sizeof line, "%-10s %-8s %-9s %s%-14s %-6s %6zu %11.2f %11.2f %-21s %11.2f %12.2f\n",
+          format_size(b).c_str(), r.at("job").get<std::string>().c_str(),
+          r.at("oversubscription").get<std::string>().c_str(), fcol(r.value("faults", std::string())).c_str(),
+          r.at("routing").get<std::string>().c_str(), r.at("cc").get<std::string>().c_str(), n,
+          c.at("p50").get<double>(), c.at("p99").get<double>(), ci.c_str(), c.at("p999").get<double>(),
+          r.at("busbw_gbps").at("p50").get<double>());
       s << line;
       for (const auto& u : c.value("unsupported", nlohmann::json::array()))
         if (std::find(notes.begin(), notes.end(), u.get<std::string>()) == notes.end()) notes.push_back(u);

@@ -44,7 +44,7 @@ struct WhatifPoint {
   std::string oversubscription;///< "2:1" (or "file" for a fabric file)
   std::string routing;         ///< "static" or "adaptive" (and the AR mode)
   pkt::CcMode cc = pkt::CcMode::None; ///< congestion control of the point
-  std::string faults;          ///< the point's --faults token ("" without the dimension)
+  std::string faults;                 ///< the point's --faults token ("" without the dimension)
   std::vector<std::string> overrides;
 };
 
@@ -59,8 +59,8 @@ struct WhatifRow {
 
 /// The scenario's `faults` section for a `whatif --faults` token: none | K-link[@TIER] | K-switch[@TIER] |
 /// degraded-Ppct[:WIDTHxRATE] (links drawn per seed; TIER a number or host-leaf, leaf-spine, spine-core for
-/// cables, leaf, spine, core for switches; defaults leaf-spine cables, spines, 2x width). "none" gives an empty
-/// object. InputError naming the token.
+/// cables, leaf, spine, core for switches; defaults leaf-spine cables, spines, 2x width). "none" gives an
+/// empty object. InputError naming the token.
 nlohmann::json fault_token_json(const std::string& token);
 
 /// The points of a study, in table order (ratio major, then faults, routing minor).

@@ -204,12 +204,14 @@ void ScenarioRunner::schedule_faults() {
     std::string what;
     if (!w_.timed_faults.empty())
       what = std::to_string(w_.timed_faults.size()) + " fault(s) at t > 0 (" + w_.timed_faults[0].what +
-             (w_.timed_faults.size() > 1 ? ", ..." : "") + "; a fluid route or capacity does not change mid-run)";
+             (w_.timed_faults.size() > 1 ? ", ..." : "") +
+             "; a fluid route or capacity does not change mid-run)";
     if (!w_.packet.link_bit_error_rate.empty())
-      what += std::string(what.empty() ? "" : "; ") +
-              "faults.ber as lost packets and RC retransmissions (modelled as capacity after retransmissions)";
-    ignored_.push_back("engine '" + to_string(engine_kind_) + "' ignores what this scenario asks for: " + what +
-                       " (run with --engine packet to model it)");
+      what +=
+          std::string(what.empty() ? "" : "; ") +
+          "faults.ber as lost packets and RC retransmissions (modelled as capacity after retransmissions)";
+    ignored_.push_back("engine '" + to_string(engine_kind_) + "' ignores what this scenario asks for: " +
+                       what + " (run with --engine packet to model it)");
     return;
   }
   if (w_.timed_faults.empty()) return;
@@ -220,7 +222,8 @@ void ScenarioRunner::schedule_faults() {
   try {
     net.configure_faults(fc);
   } catch (const InputError& e) {
-    throw InputError(s_.file + ": key 'faults.reroute': " + e.what() + " (set faults.reroute to false, or fail at t = 0)");
+    throw InputError(s_.file + ": key 'faults.reroute': " + e.what() +
+                     " (set faults.reroute to false, or fail at t = 0)");
   }
   for (const auto& a : w_.timed_faults) {
     switch (a.kind) {
@@ -540,9 +543,11 @@ void ScenarioRunner::report_faults() {
   }
   out_.engine.extra["qp_failures"] = list;
   const auto& f0 = list[0];
-  out_.warnings.push_back(std::to_string(list.size()) + " QP(s) exhausted their retries (transport retry counter "
-                          "exceeded; first " + f0["src"].get<std::string>() + " -> " +
-                          f0["dst"].get<std::string>() + " at " + std::to_string(f0["time_us"].get<double>()) +
+  out_.warnings.push_back(std::to_string(list.size()) +
+                          " QP(s) exhausted their retries (transport retry counter "
+                          "exceeded; first " +
+                          f0["src"].get<std::string>() + " -> " + f0["dst"].get<std::string>() + " at " +
+                          std::to_string(f0["time_us"].get<double>()) +
                           " us): the run stopped there; collectives in progress are not in the samples");
 }
 
@@ -650,7 +655,8 @@ World build_world(const Scenario& s) {
     try {
       w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
     } catch (const InputError& e) {
-      throw InputError(s.file + ": key 'faults': routing '" + algo + "' around the faults at t = 0: " + e.what());
+      throw InputError(s.file + ": key 'faults': routing '" + algo +
+                       "' around the faults at t = 0: " + e.what());
     }
   }
   return w;

@@ -387,7 +387,8 @@ struct FlowEngine::Impl {
     for (topo::LinkId l = 0; l < fabric.num_links(); ++l) {
       const topo::Link& link = fabric.link(l);
       double bw = static_cast<double>(link.rate_bps()) / 8.0; // wire bytes per second
-      if (l < cfg.link_bit_error_rate.size() && cfg.link_bit_error_rate[l] > 0) // capacity after retransmissions
+      if (l < cfg.link_bit_error_rate.size() &&
+          cfg.link_bit_error_rate[l] > 0) // capacity after retransmissions
         bw *= std::exp(8.0 * static_cast<double>(cfg.wire_bytes(cfg.mtu_bytes)) *
                        std::log1p(-std::min(cfg.link_bit_error_rate[l], 0.5)));
       for (int dir = 0; dir < 2; ++dir) {

@@ -37,8 +37,8 @@ void Core::build() {
   bit_errors = cfg.bit_error_rate > 0;
   if (!cfg.link_bit_error_rate.empty()) {
     if (cfg.link_bit_error_rate.size() != fabric.num_links())
-      throw InputError("link_bit_error_rate: " + std::to_string(cfg.link_bit_error_rate.size()) + " rates for " +
-                       std::to_string(fabric.num_links()) + " cables");
+      throw InputError("link_bit_error_rate: " + std::to_string(cfg.link_bit_error_rate.size()) +
+                       " rates for " + std::to_string(fabric.num_links()) + " cables");
     link_ber = cfg.link_bit_error_rate;
     bit_errors = true;
   }

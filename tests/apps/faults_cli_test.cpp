@@ -11,9 +11,9 @@
 
 namespace {
 
-// 2 leaves x 4 hosts, 4 spines (radix 8, 1:1): host h on leaf h / 4. The ring visits hosts 0,4,1,5,2,6,3,7,
-// so every ring step crosses the spines: 4 flows up from each leaf, to 4 destinations that ftree (D-mod-k)
-// spreads over the 4 spines, one flow per cable.
+// 2 leaves x 4 hosts (ports 1-4), one spine with 4 parallel cables to each leaf (ports 5-8; radix 8, 1:1):
+// host h on leaf h / 4. The ring visits hosts 0,4,1,5,2,6,3,7, so every ring step crosses the spine: 4 flows
+// up from each leaf, to 4 destinations that ftree (D-mod-k) spreads over the 4 cables, one flow per cable.
 nlohmann::json ring_scenario(const std::string& engine) {
   return {{"name", "faults-ring"},
           {"seed", 1},
@@ -57,10 +57,10 @@ double p50_of(const std::string& results) {
 } // namespace
 
 TEST_CASE("faults: a leaf-spine cable down at t = 0 doubles a cross-spine ring on both engines") {
-  // Closed form: after the cable leaf-0/spine-0 is gone, the 4 flows leaving leaf 0 (and the 4 entering it)
-  // share 3 cables, so some cable carries m = 2 of them (pigeonhole; D-mod-k over 3 ports gives at most 2).
-  // Every ring step waits for its slowest flow, so the bandwidth term of the ring doubles: for 8 MiB (latency
-  // a few us of ~ 300 us) the time is 2x within a few percent.
+  // Closed form: after the cable leaf-0/spine-0 (the first of 4) is gone, the 4 flows leaving leaf 0 (and the
+  // 4 entering it) share 3 cables, so some cable carries m = 2 of them (pigeonhole; D-mod-k over 3 ports
+  // gives at most 2). Every ring step waits for its slowest flow, so the bandwidth term of the ring doubles:
+  // for 8 MiB (latency a few us of ~ 300 us) the time is 2x within a few percent.
   const auto dir = ibn::test::scratch_dir("faults-ring").string();
   for (const std::string engine : {"packet", "flow"}) {
     INFO(engine);
@@ -89,8 +89,8 @@ TEST_CASE("faults: a fault at t > 0 runs on the packet engine; the flow engine w
   const auto dir = ibn::test::scratch_dir("faults-timed").string();
   auto doc = ring_scenario("packet");
   doc["faults"] = {{"events",
-                    {{{"time_us", 20.0}, {"kind", "link_down"}, {"link", "leaf-0/spine-1"}},
-                     {{"time_us", 200.0}, {"kind", "link_up"}, {"link", "leaf-0/spine-1"}}}},
+                    {{{"time_us", 20.0}, {"kind", "link_down"}, {"link", "leaf-0:6"}},
+                     {{"time_us", 200.0}, {"kind", "link_up"}, {"link", "leaf-0:6"}}}},
                    {"sm_sweep_delay_us", 10.0}};
   const auto path = write(dir, "timed.json", doc);
   const auto r = ibn::test::run_cli("run " + path + " -q -o " + dir + "/p");

@@ -23,7 +23,8 @@ nlohmann::json base_doc() {
           {"jobs", {{{"nodes", 2}, {"gpus_per_node", 1}, {"nics_per_node", 1}}}}};
 }
 
-ibn::topo::Fabric small_tree() { // 2 leaves x 4 hosts, 4 spines: 8 host cables, 8 leaf-spine cables
+ibn::topo::Fabric
+small_tree() { // 2 leaves x 4 hosts, one spine with 4 cables to each: 8 host, 8 leaf-spine cables
   return ibn::topo::builtin_generators()
       .get("fat-tree")
       .factory(
@@ -62,11 +63,11 @@ TEST_CASE("faults: RS-FEC codeword failure is the binomial tail; its leading ter
   // Without FEC the residual rate is the raw rate.
   CHECK(ibn::scen::post_fec_bit_error_rate(1e-7, FecKind::None) == doctest::Approx(1e-7).epsilon(1e-9));
   // The residual per-bit rate reproduces the codeword failure over a codeword's 5140 data bits: a packet of
-  // 5140 bytes (10 codewords) is lost with probability 1 - (1 - P_cw)^10.
+  // 5140 bytes = 8 x 5140 bits (8 codewords) is lost with probability 1 - (1 - P_cw)^8.
   const double pcw = ibn::scen::fec_codeword_failure(1.5e-3, FecKind::Rs544);
   const double res = ibn::scen::post_fec_bit_error_rate(1.5e-3, FecKind::Rs544);
   CHECK(ibn::scen::packet_loss_probability(res, 5140) ==
-        doctest::Approx(1 - std::pow(1 - pcw, 10)).epsilon(1e-9));
+        doctest::Approx(1 - std::pow(1 - pcw, 8)).epsilon(1e-9));
   // 1 - (1 - 1e-6)^8000 = 0.0079681...
   CHECK(ibn::scen::packet_loss_probability(1e-6, 1000) ==
         doctest::Approx(-std::expm1(8000 * std::log1p(-1e-6))));
@@ -143,8 +144,8 @@ TEST_CASE("faults: random draws are per seed, and t = 0 changes the fabric befor
                   ibn::InputError);
   // Degrade at t = 0: the cable has the new speed; later faults keep their time.
   ibn::scen::FaultSpec deg;
-  deg.events.push_back({0, ibn::scen::FaultKind::Degrade, "leaf-0/spine-1", "", -1, 1, ""});
-  deg.events.push_back({50, ibn::scen::FaultKind::LinkDown, "leaf-1/spine-2", "", -1, 0, ""});
+  deg.events.push_back({0, ibn::scen::FaultKind::Degrade, "leaf-0:6", "", -1, 1, ""});
+  deg.events.push_back({50, ibn::scen::FaultKind::LinkDown, "leaf-1:7", "", -1, 0, ""});
   const auto dp = ibn::scen::plan_faults(deg, f, 1, "s");
   const auto df = ibn::scen::apply_initial_faults(f, dp, "s");
   const auto l = f.link_at(*f.find_node("leaf-0"), f.link(dp.actions[0].link).a.port);
