@@ -194,27 +194,32 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
     faults.emplace_back(t, j.empty() && !base.faults.given ? "" : "faults=" + j.dump());
   }
   if (faults.empty()) faults.emplace_back("", "");
-  for (const auto& [text, ov] : ratios) {
-    for (const auto& [ftoken, fov] : faults) {
-      for (const auto mode : opt.routings) {
-        for (const auto cc : ccs) {
-          const auto cc_name = pkt::to_string(cc);
-          const bool with_cc = cc != pkt::CcMode::None;
-          WhatifPoint p;
-          p.oversubscription = text;
-          // The CC setting is part of the routing label, so tables and plots keep the points apart.
-          p.routing = routing_label(mode) + (with_cc ? "+" + cc_name : "");
-          p.cc = cc;
-          p.id = ratio_id(text) + (ftoken.empty() ? "" : "-" + fault_id(ftoken)) + "-" + routing_label(mode) +
-                 (with_cc ? "-" + cc_name : "");
-          p.faults = ftoken;
-          if (!ov.empty()) p.overrides.push_back(ov);
-          if (!fov.empty()) p.overrides.push_back(fov);
-          p.overrides.push_back("routing.adaptive=" + pkt::to_string(mode));
-          p.overrides.push_back("cc.algorithm=" + cc_name);
-          if (opt.engine) p.overrides.push_back("engine=" + scen::to_string(*opt.engine));
-          out.push_back(std::move(p));
-        }
+  // Ratio major, then faults: one outer entry per (ratio, fault token).
+  struct Outer {
+    std::string text, ov, ftoken, fov;
+  };
+  std::vector<Outer> outer;
+  for (const auto& [text, ov] : ratios)
+    for (const auto& [ftoken, fov] : faults) outer.push_back({text, ov, ftoken, fov});
+  for (const auto& [text, ov, ftoken, fov] : outer) {
+    for (const auto mode : opt.routings) {
+      for (const auto cc : ccs) {
+        const auto cc_name = pkt::to_string(cc);
+        const bool with_cc = cc != pkt::CcMode::None;
+        WhatifPoint p;
+        p.oversubscription = text;
+        // The CC setting is part of the routing label, so tables and plots keep the points apart.
+        p.routing = routing_label(mode) + (with_cc ? "+" + cc_name : "");
+        p.cc = cc;
+        p.id = ratio_id(text) + (ftoken.empty() ? "" : "-" + fault_id(ftoken)) + "-" + routing_label(mode) +
+               (with_cc ? "-" + cc_name : "");
+        p.faults = ftoken;
+        if (!ov.empty()) p.overrides.push_back(ov);
+        if (!fov.empty()) p.overrides.push_back(fov);
+        p.overrides.push_back("routing.adaptive=" + pkt::to_string(mode));
+        p.overrides.push_back("cc.algorithm=" + cc_name);
+        if (opt.engine) p.overrides.push_back("engine=" + scen::to_string(*opt.engine));
+        out.push_back(std::move(p));
       }
     }
   }
