@@ -157,7 +157,9 @@ struct Row {
   Stats completion, busbw, algbw;
   std::vector<double> samples;
   std::vector<TierRow> tiers;
-  std::string variant;     ///< routing, plus the cc algorithm when the document has several
+  std::string
+      variant;        ///< routing, plus the cc algorithm when the document has several, plus the faults token
+  std::string faults; ///< whatif --faults token ("" without that dimension)
   bool background = false; ///< a results.json collective that loops as background traffic
 };
 
@@ -217,11 +219,15 @@ std::vector<Row> read_whatif_rows(const Checker& c, const json& doc) {
     row.ratio_label = label ? *label : num(row.ratio) + ":1";
     row.routing = c.string(r, row.path, "routing").value_or("default");
     row.cc = c.string(r, row.path, "cc").value_or("");
+    row.faults = c.string(r, row.path, "faults").value_or(""); // whatif --faults: part of the variant
     read_common(c, r, row);
     ccs.insert(row.cc);
     out.push_back(std::move(row));
   }
-  for (auto& row : out) row.variant = ccs.size() > 1 ? row.routing + " cc=" + row.cc : row.routing;
+  for (auto& row : out) {
+    row.variant = ccs.size() > 1 ? row.routing + " cc=" + row.cc : row.routing;
+    if (!row.faults.empty()) row.variant += " faults=" + row.faults;
+  }
   return out;
 }
 
@@ -460,7 +466,9 @@ std::string whatif_headline(const std::vector<Row>& rows) {
     if (group_key(r) == key && stat(r.completion, "p99")) g.push_back(&r);
   std::set<std::string> variants;
   for (const Row* r : g) variants.insert(r->variant);
-  const std::string ref_variant = variants.count("static") ? "static" : *variants.begin();
+  const std::string ref_variant = variants.count("static")               ? "static"
+                                  : variants.count("static faults=none") ? "static faults=none"
+                                                                         : *variants.begin();
   const Row* ref = nullptr;
   for (const Row* r : g)
     if (r->variant == ref_variant && (!ref || r->ratio < ref->ratio)) ref = r;

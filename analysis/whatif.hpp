@@ -29,6 +29,8 @@ struct WhatifOptions {
   std::vector<topo::Ratio> ratios;                 ///< empty: the scenario's own fabric only
   std::vector<pkt::ArMode> routings{pkt::ArMode::Off, pkt::ArMode::PerPacket};
   std::vector<pkt::CcMode> ccs;                    ///< congestion control per point; empty: the scenario's
+  /// Fault tokens (fault_token_json); empty: no fault dimension (rows and table as without it).
+  std::vector<std::string> faults;
   std::optional<scen::EngineKind> engine;          ///< empty: the scenario's
   unsigned threads = 1;
   double tail_precision = 0;            ///< see analysis/segments.hpp (0: off)
@@ -44,6 +46,7 @@ struct WhatifPoint {
   std::string oversubscription;///< "2:1" (or "file" for a fabric file)
   std::string routing;         ///< "static" or "adaptive" (and the AR mode)
   pkt::CcMode cc = pkt::CcMode::None; ///< congestion control of the point
+  std::string faults;                 ///< the point's --faults token ("" without the dimension)
   std::vector<std::string> overrides;
 };
 
@@ -56,7 +59,13 @@ struct WhatifRow {
   const PointResult* result = nullptr;
 };
 
-/// The points of a study, in table order (ratio major, routing minor).
+/// The scenario's `faults` section for a `whatif --faults` token: none | K-link[@TIER] | K-switch[@TIER] |
+/// degraded-Ppct[:WIDTHxRATE] (links drawn per seed; TIER a number or host-leaf, leaf-spine, spine-core for
+/// cables, leaf, spine, core for switches; defaults leaf-spine cables, spines, 2x width). "none" gives an
+/// empty object. InputError naming the token.
+nlohmann::json fault_token_json(const std::string& token);
+
+/// The points of a study, in table order (ratio major, then faults, routing minor).
 std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifOptions& opt);
 
 /// The rows of a study from its points' results (in memory; the fabric's ratio comes with each result).

@@ -23,6 +23,7 @@ struct WhatifOpts {
   std::string routing = "off,per-packet";
   std::string cc;
   std::string engine;
+  std::string faults;
   std::vector<std::string> sets;
   unsigned jobs = 0;
   std::string out = "whatif-out";
@@ -61,6 +62,10 @@ void add_whatif_command(CLI::App& app) {
   cmd->add_option("--routing", o->routing, "adaptive-routing modes to compare: off, per-packet, bounded")
       ->capture_default_str();
   cmd->add_option("--cc", o->cc, "congestion-control settings to compare: none, dcqcn, ibcc (default: the scenario's)");
+  cmd->add_option(
+      "--faults", o->faults,
+      "fault settings to compare: none, K-link[@TIER], K-switch[@TIER], degraded-Ppct[:WIDTHxRATE] "
+      "(drawn per seed, from t = 0; docs/cli.md)");
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's)")
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
   cmd->add_option("--set", o->sets, "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
@@ -87,6 +92,8 @@ void add_whatif_command(CLI::App& app) {
     for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
     if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");
     for (const auto& c : split(o->cc)) wo.ccs.push_back(pkt::parse_cc_mode(c, "--cc"));
+    for (const auto& f : split(o->faults)) (void)analysis::fault_token_json(f), wo.faults.push_back(f);
+    if (!o->faults.empty() && wo.faults.empty()) throw InputError("--faults: give at least one token");
     if (!o->engine.empty()) wo.engine = scen::parse_engine(o->engine, "--engine");
     wo.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
     if (!o->tail_precision.empty()) {

@@ -1,6 +1,7 @@
 #include "scenarios/runner.hpp"
 
 #include "models/engines.hpp"
+#include "models/packet/packet_engine.hpp"
 #include "scenarios/background.hpp"
 #include "scenarios/collectives.hpp"
 #include "scenarios/executor.hpp"
@@ -147,6 +148,7 @@ class ScenarioRunner {
 
  private:
   void make_engine();
+  void schedule_faults();
   void place();
   void build_jobs();
   void build_job(std::size_t i);
@@ -167,6 +169,7 @@ class ScenarioRunner {
   void record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t, Time posted,
                        Time delivered);
   RunManifest manifest() const;
+  void report_faults();
 
   const Scenario& s_;
   const World& w_;
@@ -198,7 +201,62 @@ void ScenarioRunner::make_engine() {
   const auto& kind = engines.get(name);
   engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_});
   ignored_ = eng::ignored_features(name, kind.factory.capabilities, w_.packet);
+  schedule_faults();
   out_.warnings.insert(out_.warnings.end(), ignored_.begin(), ignored_.end());
+}
+
+void ScenarioRunner::schedule_faults() {
+  // Faults at t = 0 are in the world's fabric already (build_world); later ones need the packet engine's API.
+  if (w_.timed_faults.empty() && w_.packet.link_bit_error_rate.empty()) return;
+  auto* pe = dynamic_cast<pkt::PacketEngine*>(engine_.get());
+  if (!pe) {
+    std::string what;
+    if (!w_.timed_faults.empty())
+      what = std::to_string(w_.timed_faults.size()) + " fault(s) at t > 0 (" + w_.timed_faults[0].what +
+             (w_.timed_faults.size() > 1 ? ", ..." : "") +
+             "; a fluid route or capacity does not change mid-run)";
+    if (!w_.packet.link_bit_error_rate.empty())
+      what +=
+          std::string(what.empty() ? "" : "; ") +
+          "faults.ber as lost packets and RC retransmissions (modelled as capacity after retransmissions)";
+    ignored_.push_back("engine '" + to_string(engine_kind_) + "' ignores what this scenario asks for: " +
+                       what + " (run with --engine packet to model it)");
+    return;
+  }
+  if (w_.timed_faults.empty()) return;
+  auto& net = pe->network();
+  pkt::FaultConfig fc;
+  fc.sm_sweep_delay = Time::from_us(s_.faults.sm_sweep_delay_us);
+  fc.reroute = s_.faults.reroute;
+  try {
+    net.configure_faults(fc);
+  } catch (const InputError& e) {
+    throw InputError(s_.file + ": key 'faults.reroute': " + e.what() +
+                     " (set faults.reroute to false, or fail at t = 0)");
+  }
+  for (const auto& a : w_.timed_faults) {
+    switch (a.kind) {
+    case FaultKind::LinkDown:
+      net.schedule_link_down(a.link, a.at);
+      break;
+    case FaultKind::LinkUp:
+      net.schedule_link_up(a.link, a.at);
+      break;
+    case FaultKind::SwitchDown:
+      net.schedule_node_down(a.node, a.at);
+      break;
+    case FaultKind::SwitchUp:
+      net.schedule_node_up(a.node, a.at);
+      break;
+    case FaultKind::Degrade: {
+      pkt::PacketNetwork* n = &net;
+      const auto link = a.link;
+      const auto speed = a.speed;
+      engine_->call_at(a.at, [n, link, speed] { n->set_link_speed(link, speed); });
+      break;
+    }
+    }
+  }
 }
 
 void ScenarioRunner::place() {
@@ -500,6 +558,30 @@ RunManifest ScenarioRunner::manifest() const {
   return m;
 }
 
+void ScenarioRunner::report_faults() {
+  // The faults applied and any QP that exhausted its retries (the run stopped there instead of hanging).
+  if (!w_.faults.empty()) out_.engine.extra["faults"] = w_.faults;
+  auto* pe = dynamic_cast<pkt::PacketEngine*>(engine_.get());
+  if (!pe || pe->network().qp_failures().empty()) return;
+  nlohmann::json list = nlohmann::json::array();
+  const auto& nodes = w_.tables->hca_nodes();
+  for (const auto& f : pe->network().qp_failures()) {
+    list.push_back({{"src", w_.fabric.node(nodes[f.src]).name},
+                    {"dst", w_.fabric.node(nodes[f.dst]).name},
+                    {"qp_slot", f.slot},
+                    {"time_us", f.when.to_us()},
+                    {"messages_failed", f.messages.size()}});
+  }
+  out_.engine.extra["qp_failures"] = list;
+  const auto& f0 = list[0];
+  out_.warnings.push_back(std::to_string(list.size()) +
+                          " QP(s) exhausted their retries (transport retry counter "
+                          "exceeded; first " +
+                          f0["src"].get<std::string>() + " -> " + f0["dst"].get<std::string>() + " at " +
+                          std::to_string(f0["time_us"].get<double>()) +
+                          " us): the run stopped there; collectives in progress are not in the samples");
+}
+
 RunResult ScenarioRunner::run() {
   for (auto& jr : jobs_) {
     JobRun* p = &jr;
@@ -529,6 +611,7 @@ RunResult ScenarioRunner::run() {
                                {"stats", drivers_[b]->stats().to_json()}});
   }
   out_.engine = engine_->report();
+  report_faults();
   // Idle timers (an RC retransmission timer armed for a message already acknowledged) can keep the engine's
   // clock running past the traffic; the run ends with the last collective (or background message).
   out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();
@@ -600,6 +683,22 @@ World build_world(const Scenario& s) {
                      {"inputs", w.profile->inputs.size()}};
   }
   apply_packet_settings(s, w.packet);
+  if (s.faults.any()) {
+    // Faults at t = 0 change the fabric before routing (removed cables, new speeds): both engines then run on
+    // it with routes computed around them. The world's facts stay those of the fabric as designed.
+    const auto plan = plan_faults(s.faults, w.fabric, s.seed, s.file);
+    auto ff = apply_initial_faults(w.fabric, plan, s.file);
+    w.fabric = std::move(ff.fabric);
+    w.timed_faults = std::move(ff.timed);
+    w.packet.link_bit_error_rate = std::move(ff.link_ber);
+    w.faults = plan.described;
+    try {
+      w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
+    } catch (const InputError& e) {
+      throw InputError(s.file + ": key 'faults': routing '" + algo +
+                       "' around the faults at t = 0: " + e.what());
+    }
+  }
   return w;
 }
 

@@ -60,6 +60,10 @@ struct World {
   std::optional<calib::Profile> profile; ///< the calibration profile, when the scenario names one
   nlohmann::json calibration = nlohmann::json::object(); ///< the applied profile's summary, if any
   std::vector<std::string> warnings;
+  /// Faults (scenarios/faults.hpp): those at t = 0 are already in `fabric` (removed cables, new speeds);
+  /// these come later (LinkIds of `fabric`). `faults` lists every fault, for the results.
+  std::vector<FaultAction> timed_faults;
+  std::vector<std::string> faults;
 };
 World build_world(const Scenario& s);
 

@@ -183,6 +183,7 @@ Schema build_schema() {
   add("background[].stop_us", K::Double, "us", 0.0, "Stop time (0 = when the last non-looping job is done).",
       {}, 0, 1e15);
   add("background[].sl", K::Int, "", 0, "Service level.", {}, 0, 15);
+  add_fault_keys(s);
   return s;
 }
 
@@ -356,6 +357,7 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
     bg.sl = b.at("sl");
     s.background.push_back(bg);
   }
+  s.faults = parse_faults(e, where);
   return s;
 }
 

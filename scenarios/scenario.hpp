@@ -13,6 +13,7 @@
 #include "models/packet/config.hpp"
 #include "scenarios/background.hpp"
 #include "scenarios/collectives.hpp"
+#include "scenarios/faults.hpp"
 #include "scenarios/schema.hpp"
 #include "sim/choice.hpp"
 #include "sim/time.hpp"
@@ -113,6 +114,7 @@ struct Scenario {
       0; ///< 0: one run; else segments of this many iterations (analysis/segments.hpp)
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
+  FaultSpec faults; ///< the `faults` section (scenarios/faults.hpp)
 };
 
 /// Applies the scenario's packet-engine settings to `cfg` (after a calibration profile, if any): the
