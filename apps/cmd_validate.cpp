@@ -52,7 +52,8 @@ void add_validate_command(CLI::App& app) {
              "between two nodes, MPI AllReduce over host memory) and compare per size.\n"
              "Nodes and ranks per node: --nodes/--ppn, else the launcher line in the file (mpirun -np 144 "
              "-ppn 36).\n"
-             "Example: ibnetsim validate osu osu_allreduce.txt --nodes 4 --ppn 36 --rate EDR --json");
+             "Example: ibnetsim validate osu osu_results.txt --test osu_allreduce --nodes 4 --ppn 36 --rate "
+             "EDR --json");
   osu->add_option("LOG", *ulog, "OSU or IMB-MPI1 output")->required();
   osu->add_option("--nodes", u->nodes, "nodes of the measured run (with --ppn)");
   osu->add_option("--ppn", u->ppn, "MPI ranks per node (with --nodes)");
