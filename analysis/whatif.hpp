@@ -29,6 +29,8 @@ struct WhatifOptions {
   std::vector<topo::Ratio> ratios;                 ///< empty: the scenario's own fabric only
   std::vector<pkt::ArMode> routings{pkt::ArMode::Off, pkt::ArMode::PerPacket};
   std::vector<pkt::CcMode> ccs;                    ///< congestion control per point; empty: the scenario's
+  /// Straggler tokens per point (parse_stragglers_token); empty: the dimension is absent (rows unchanged).
+  std::vector<std::string> stragglers;
   std::optional<scen::EngineKind> engine;          ///< empty: the scenario's
   unsigned threads = 1;
   std::string out_dir = "whatif-out";
@@ -42,6 +44,7 @@ struct WhatifPoint {
   std::string oversubscription;///< "2:1" (or "file" for a fabric file)
   std::string routing;         ///< "static" or "adaptive" (and the AR mode)
   pkt::CcMode cc = pkt::CcMode::None; ///< congestion control of the point
+  std::string stragglers;             ///< the --stragglers token ("" when the dimension is absent)
   std::vector<std::string> overrides;
 };
 
@@ -53,6 +56,11 @@ struct WhatifRow {
   const CollectiveResult* collective = nullptr;
   const PointResult* result = nullptr;
 };
+
+/// `whatif --stragglers` tokens: "none" | "KxF[+Dus]" — K slow nodes per job (chosen per seed), their NICs at
+/// F x the rate (0 < F <= 1), their ranks D us late every iteration; e.g. 1x0.5, 2x1+50us. Returns the scenario
+/// overrides (variability.stragglers.*); InputError naming --stragglers and the token otherwise.
+std::vector<std::string> parse_stragglers_token(const std::string& token);
 
 /// The points of a study, in table order (ratio major, routing minor).
 std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifOptions& opt);

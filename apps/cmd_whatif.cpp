@@ -21,6 +21,7 @@ struct WhatifOpts {
   std::string ratios = "1:1,2:1,4:1";
   std::string routing = "off,per-packet";
   std::string cc;
+  std::string stragglers;
   std::string engine;
   std::vector<std::string> sets;
   unsigned jobs = 0;
@@ -58,6 +59,9 @@ void add_whatif_command(CLI::App& app) {
   cmd->add_option("--routing", o->routing, "adaptive-routing modes to compare: off, per-packet, bounded")
       ->capture_default_str();
   cmd->add_option("--cc", o->cc, "congestion-control settings to compare: none, dcqcn, ibcc (default: the scenario's)");
+  cmd->add_option("--stragglers", o->stragglers,
+                  "straggler settings to compare: none, KxF[+Dus] (K slow nodes per job, NIC at F x its rate, "
+                  "ranks D us late), e.g. none,1x0.5,2x0.5+20us (default: the dimension is absent)");
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's)")
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
   cmd->add_option("--set", o->sets, "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
@@ -75,6 +79,7 @@ void add_whatif_command(CLI::App& app) {
     for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
     if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");
     for (const auto& c : split(o->cc)) wo.ccs.push_back(pkt::parse_cc_mode(c, "--cc"));
+    wo.stragglers = split(o->stragglers);
     if (!o->engine.empty()) wo.engine = scen::parse_engine(o->engine, "--engine");
     wo.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
     if (wo.engine.value_or(s.engine) == scen::EngineKind::Flow) wo.threads = 1; // SimGrid: one engine per process
