@@ -129,7 +129,9 @@ LognormalPareto fit_lognormal_pareto(std::vector<double> samples, double default
     f.sigma = 1.4826 * mad_of(l, m);
   };
   body_fit(logs);
-  const double threshold = f.median * std::exp(3.719 * f.sigma);
+  // Above the body's 1 - 0.1/n quantile fewer than 0.1 body samples are expected: what lies there is tail.
+  const double threshold =
+      f.median * std::exp(normal_quantile(1.0 - 0.1 / static_cast<double>(logs.size())) * f.sigma);
   std::vector<double> tail, body;
   for (const double l : logs) (std::exp(l) > threshold ? tail : body).push_back(l);
   if (tail.empty() || body.size() < 3) return f;
@@ -355,21 +357,20 @@ VariabilityModel fit_variability(const std::vector<RepeatRun>& runs, const Varia
   m.launch.sigma = opt.body_sigma;
   m.launch.tail_alpha = opt.default_tail_alpha;
   if (diffs.size() >= 3) {
-    const double med = median_of(diffs);
-    const double s = 1.4826 * mad_of(diffs, med);
+    // Each difference in per-iteration units: a difference of two n-iteration means has sd sigma_it
+    // sqrt(2/n).
+    std::vector<double> z(diffs.size());
+    for (std::size_t i = 0; i < diffs.size(); ++i) z[i] = diffs[i] * std::sqrt(iters[i] / 2);
+    const double med = median_of(z);
+    const double s = 1.4826 * mad_of(z, med); // robust per-iteration sd
     std::vector<double> excess;
     double total_iters = 0;
-    std::vector<double> body_sd2;
     for (std::size_t i = 0; i < diffs.size(); ++i) {
       total_iters += 2 * iters[i];
-      if (s > 0 && std::abs(diffs[i] - med) > opt.outlier_sd * s)
-        excess.push_back(std::abs(diffs[i]) * iters[i]);
-      else
-        body_sd2.push_back(s * s * iters[i] / 2); // per-iteration variance of this pair's run
+      if (s > 0 && std::abs(z[i] - med) > opt.outlier_sd * s) excess.push_back(std::abs(diffs[i]) * iters[i]);
     }
-    const double per_iter_sd = body_sd2.empty() ? 0.0 : std::sqrt(median_of(body_sd2));
     const double e = std::exp(opt.body_sigma * opt.body_sigma);
-    m.launch.median = opt.body_sigma > 0 ? per_iter_sd / std::sqrt(e * (e - 1)) : per_iter_sd;
+    m.launch.median = opt.body_sigma > 0 ? s / std::sqrt(e * (e - 1)) : s;
     m.tail_events = excess.size();
     if (!excess.empty()) {
       m.launch.tail_xm = *std::min_element(excess.begin(), excess.end());

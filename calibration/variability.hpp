@@ -53,10 +53,11 @@ struct LognormalPareto {
 
 /// Fits a LognormalPareto to samples (all >= 0; zeros are the body's lower end and are ignored for the
 /// logarithms). Body: median and sigma from the median and MAD of ln(x) (sigma = 1.4826 MAD). Tail: the
-/// samples above the body's 1 - 1e-4 quantile (median exp(3.719 sigma)); p = their fraction, xm = their
-/// minimum, alpha = (k - 1) / sum ln(x_i / xm) (the unbiased Pareto MLE with xm estimated, k >= 3; with
-/// fewer tail samples alpha is left at `default_alpha`). The body is refitted without the tail samples.
-/// Assumes the tail sits beyond the body (xm above the body's 99.99 % quantile), as a rare slow event does.
+/// samples above the body's 1 - 0.1/n quantile (fewer than 0.1 body samples expected there); p = their
+/// fraction, xm = their minimum, alpha = (k - 1) / sum ln(x_i / xm) (the unbiased Pareto MLE with xm
+/// estimated, k >= 3; with fewer tail samples alpha is left at `default_alpha`). The body is refitted without
+/// the tail samples. Assumes the tail sits beyond the body (xm above that quantile), as a rare slow event
+/// does.
 LognormalPareto fit_lognormal_pareto(std::vector<double> samples, double default_alpha = 1.5);
 
 /// Run-state spread at one size (fit_variability fills every field; a scenario value only `sigma`).
@@ -124,11 +125,12 @@ struct VariabilityFitOptions {
 ///    configurations that have >= 2 runs at that size (weights n - 1); within-run variance = mean of
 ///    ln(oop / ip)^2 / 2; the state variance is max(0, between - within), smoothed over +-smooth_octaves
 ///    (mean of the raw variances), sigma = its square root;
-///  - launch jitter, from the out-of-place minus in-place time differences d (us) of latency-bound sizes:
-///    the robust sd s = 1.4826 MAD(d) of a difference of two n-iteration means gives the per-iteration sd
-///    s sqrt(n / 2), matched by the body (median = sd / sqrt(e^{sigma^2} (e^{sigma^2} - 1))); a pair with
-///    |d - median(d)| > outlier_sd s is a tail event: one iteration late by |d| n, so xm = the smallest
-///    such excess, p = events / (pairs x 2n) and alpha the Pareto MLE ((k - 1) / sum ln(x / xm), k >= 3).
+///  - launch jitter, from the out-of-place minus in-place time differences d (us) of latency-bound sizes,
+///    each put in per-iteration units z = d sqrt(n / 2) (a difference of two n-iteration means has sd
+///    sigma_it sqrt(2 / n)): the robust sd s = 1.4826 MAD(z) is the per-iteration sd, matched by the body
+///    (median = s / sqrt(e^{sigma^2} (e^{sigma^2} - 1))); a pair with |z - median(z)| > outlier_sd s is a
+///    tail event: one iteration late by |d| n, so xm = the smallest such excess, p = events / (pairs x 2n)
+///    and alpha the Pareto MLE ((k - 1) / sum ln(x / xm), k >= 3).
 /// InputError when fewer than two runs are given or no configuration has two runs.
 VariabilityModel fit_variability(const std::vector<RepeatRun>& runs, const VariabilityFitOptions& opt = {});
 

@@ -15,19 +15,22 @@ std::string data(const std::string& rel) {
   return std::string(IBNETSIM_TEST_DATA) + "/" + rel;
 }
 
-const std::string kAbciA = data("nccl-tests/a100-hdr200x4-ib-2node-16gpu-all_reduce-4B-32M-abci-aist-job7194279.log");
+const std::string kAbciA =
+    data("nccl-tests/a100-hdr200x4-ib-2node-16gpu-all_reduce-4B-32M-abci-aist-job7194279.log");
 const std::string kAbciB =
     data("nccl-tests/a100-hdr200x4-ib-2node-16gpu-all_reduce-4B-32M-ibcudasupport-abci-aist-job7109619.log");
 const std::string kSnelA = data("nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-snellius-odissei.log");
-const std::string kSnelB = data("nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-repeat-n100-snellius-odissei.log");
+const std::string kSnelB =
+    data("nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-repeat-n100-snellius-odissei.log");
 
 } // namespace
 
 TEST_CASE("calibrate fit --repeats writes a variability section; mismatched and bad inputs exit 2") {
   const auto dir = ibn::test::scratch_dir("var-fit");
   const auto out = (dir / "p.json").string();
-  const auto r = ibn::test::run_cli("calibrate fit " + data("perftest/cx3-mt4099-qdr40g-ib-ib_write_lat-a.txt") +
-                                    " --link-rate QDR --repeats " + kSnelA + " " + kSnelB + " -o " + out);
+  const auto r =
+      ibn::test::run_cli("calibrate fit " + data("perftest/cx3-mt4099-qdr40g-ib-ib_write_lat-a.txt") +
+                         " --link-rate QDR --repeats " + kSnelA + " " + kSnelB + " -o " + out);
   INFO(r.out);
   REQUIRE(r.code == 0);
   const auto p = ibn::test::read_json_file(out);
@@ -44,26 +47,28 @@ TEST_CASE("calibrate fit --repeats writes a variability section; mismatched and 
   CHECK(v.at("launch").at("tail_xm_us").get<double>() > 100);
   // Added to an existing profile with --base: the device part is kept.
   const auto out2 = (dir / "p2.json").string();
-  const auto r2 = ibn::test::run_cli("calibrate fit --base " + out + " --repeats " + kAbciA + " " + kAbciB + " -o " + out2);
+  const auto r2 = ibn::test::run_cli("calibrate fit --base " + out + " --repeats " + kAbciA + " " + kAbciB +
+                                     " -o " + out2);
   INFO(r2.out);
   REQUIRE(r2.code == 0);
   const auto p2 = ibn::test::read_json_file(out2);
   CHECK(p2.at("device") == p.at("device"));
   CHECK(p2.at("variability").at("inputs").at(0).get<std::string>() == kAbciA);
   // A run of another configuration: exit 2 naming the file.
-  const auto bad = ibn::test::run_cli("calibrate fit --base " + out + " --repeats " + kAbciA + " " + kSnelA + " -o " +
-                                      (dir / "x.json").string());
+  const auto bad = ibn::test::run_cli("calibrate fit --base " + out + " --repeats " + kAbciA + " " + kSnelA +
+                                      " -o " + (dir / "x.json").string());
   CHECK(bad.code == 2);
   CHECK(bad.out.find(kSnelA + ": not a repeat of") != std::string::npos);
   // A file that is no benchmark output: exit 2 naming it.
   const auto junk = (dir / "junk.txt").string();
   std::ofstream(junk) << "hello\nworld\n";
-  const auto bad2 = ibn::test::run_cli("calibrate fit --base " + out + " --repeats " + kAbciA + " " + junk + " -o " +
-                                       (dir / "x.json").string());
+  const auto bad2 = ibn::test::run_cli("calibrate fit --base " + out + " --repeats " + kAbciA + " " + junk +
+                                       " -o " + (dir / "x.json").string());
   CHECK(bad2.code == 2);
   CHECK(bad2.out.find(junk) != std::string::npos);
   // --repeats without a device profile to write into.
-  const auto bad3 = ibn::test::run_cli("calibrate fit --repeats " + kAbciA + " " + kAbciB + " -o " + (dir / "x.json").string());
+  const auto bad3 = ibn::test::run_cli("calibrate fit --repeats " + kAbciA + " " + kAbciB + " -o " +
+                                       (dir / "x.json").string());
   CHECK(bad3.code == 2);
   CHECK(bad3.out.find("--base") != std::string::npos);
   // A profile with a broken variability section is refused, naming the JSON path.
@@ -71,15 +76,15 @@ TEST_CASE("calibrate fit --repeats writes a variability section; mismatched and 
   broken["variability"]["launch"]["tail_p"] = -1;
   const auto bp = (dir / "broken.json").string();
   std::ofstream(bp) << broken.dump(2);
-  const auto bad4 = ibn::test::run_cli("calibrate fit --base " + bp + " --repeats " + kAbciA + " " + kAbciB + " -o " +
-                                       (dir / "x.json").string());
+  const auto bad4 = ibn::test::run_cli("calibrate fit --base " + bp + " --repeats " + kAbciA + " " + kAbciB +
+                                       " -o " + (dir / "x.json").string());
   CHECK(bad4.code == 2);
   CHECK(bad4.out.find("$.variability.launch.tail_p") != std::string::npos);
 }
 
 TEST_CASE("validate repeats --leave-one-out: rows, per-run coverage and ratio errors") {
-  const auto r = ibn::test::run_cli("validate repeats " + kAbciA + " " + kAbciB + " " + kSnelA + " " + kSnelB +
-                                    " --leave-one-out --max-bytes 4K -n 2 --draws 400 --json");
+  const auto r = ibn::test::run_cli("validate repeats " + kAbciA + " " + kAbciB + " " + kSnelA + " " +
+                                    kSnelB + " --leave-one-out --max-bytes 4K -n 2 --draws 400 --json");
   INFO(r.out);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -107,7 +112,8 @@ TEST_CASE("validate repeats --leave-one-out: rows, per-run coverage and ratio er
   const auto few = ibn::test::run_cli("validate repeats " + kAbciA + " " + kAbciB + " --leave-one-out");
   CHECK(few.code == 2);
   const auto osu = data("osu/a100node-hdr200-ib-2node-1pair-osu_multi_lat-host-abci-aist-job7249071.txt");
-  const auto o = ibn::test::run_cli("validate repeats " + kAbciA + " " + kAbciB + " " + osu + " --leave-one-out");
+  const auto o =
+      ibn::test::run_cli("validate repeats " + kAbciA + " " + kAbciB + " " + osu + " --leave-one-out");
   CHECK(o.code == 2);
   CHECK(o.out.find(osu) != std::string::npos);
 }
@@ -118,7 +124,8 @@ TEST_CASE("whatif --stragglers: one point per token, each row names it; bad toke
       {"name", "strag"},
       {"fabric",
        {{"generator", "fat-tree"},
-        {"params", {{"tiers", 2}, {"radix", 8}, {"hosts", 16}, {"oversubscription", "1:1"}, {"rate", "NDR"}}}}},
+        {"params",
+         {{"tiers", 2}, {"radix", 8}, {"hosts", 16}, {"oversubscription", "1:1"}, {"rate", "NDR"}}}}},
       {"jobs",
        {{{"name", "a"},
          {"nodes", 4},
@@ -128,8 +135,9 @@ TEST_CASE("whatif --stragglers: one point per token, each row names it; bad toke
           {{"sizes", {"1M"}}, {"algorithm", "ring"}, {"channels", 1}, {"iterations", 4}, {"warmup", 0}}}}}}};
   const auto path = (dir / "s.json").string();
   std::ofstream(path) << scenario.dump(2);
-  const auto r = ibn::test::run_cli("whatif " + path + " --oversubscription 1:1 --routing off --stragglers none,1x0.5 -j 1 -q -o " +
-                                    (dir / "out").string());
+  const auto r = ibn::test::run_cli(
+      "whatif " + path + " --oversubscription 1:1 --routing off --stragglers none,1x0.5 -j 1 -q -o " +
+      (dir / "out").string());
   INFO(r.out);
   REQUIRE(r.code == 0);
   const auto w = ibn::test::read_json_file((dir / "out" / "whatif.json").string());
@@ -147,10 +155,12 @@ TEST_CASE("whatif --stragglers: one point per token, each row names it; bad toke
   const auto w0 = ibn::test::read_json_file((dir / "out0" / "whatif.json").string());
   CHECK(!w0.at("rows").at(0).contains("stragglers"));
   CHECK(!w0.at("manifest").at("dimensions").contains("stragglers"));
-  CHECK(w0.at("rows").at(0).at("samples_us") == w.at("rows").at(0).at("samples_us")); // "none" = no stragglers
+  CHECK(w0.at("rows").at(0).at("samples_us") ==
+        w.at("rows").at(0).at("samples_us")); // "none" = no stragglers
   for (const std::string bad : {"2", "0x0.5", "1x1.5", "1x0.5+20", "ax0.5"}) {
-    const auto b = ibn::test::run_cli("whatif " + path + " --oversubscription 1:1 --routing off --stragglers " + bad +
-                                      " -q -o " + (dir / "bad").string());
+    const auto b =
+        ibn::test::run_cli("whatif " + path + " --oversubscription 1:1 --routing off --stragglers " + bad +
+                           " -q -o " + (dir / "bad").string());
     CHECK(b.code == 2);
     CHECK(b.out.find("--stragglers") != std::string::npos);
   }

@@ -62,7 +62,7 @@ TEST_CASE("fit_lognormal_pareto recovers known parameters from synthetic samples
   truth.sigma = 0.4;
   truth.tail_p = 0.02;
   truth.tail_alpha = 1.8;
-  truth.tail_xm = 30.0; // far above the body's 99.99 % quantile (2 exp(0.4 x 3.72) = 8.9)
+  truth.tail_xm = 30.0; // above the body's 1 - 0.1/n quantile (n = 1e5: 2 exp(0.4 x 4.75) = 13.4)
   Rng rng(11);
   std::vector<double> x(100000);
   for (auto& v : x) v = truth.draw(rng);
