@@ -272,16 +272,15 @@ void ScenarioRunner::build_job(std::size_t i) {
   jr.rng = std::make_unique<Rng>(Rng::for_stream(s_.seed, "jitter/" + std::to_string(i)));
   jr.jitter = std::make_unique<Jitter>(js.workload.jitter, *jr.rng);
   jr.slow.assign(jr.layout.nodes.size(), false);
+  if (var_.stragglers > jr.layout.nodes.size())
+    throw InputError(s_.file + ": key 'variability.stragglers.count': " + std::to_string(var_.stragglers) +
+                     " stragglers in job '" + js.name + "' of " + std::to_string(jr.layout.nodes.size()) + " nodes");
   if (!var_.empty()) {
     const auto tag = std::to_string(i);
     jr.var_rng = std::make_unique<Rng>(Rng::for_stream(s_.seed, "variability/launch/" + tag));
     Rng state = Rng::for_stream(s_.seed, "variability/state/" + tag);
     jr.state_z = calib::standard_normal(state);
     if (var_.stragglers > 0) {
-      if (var_.stragglers > jr.layout.nodes.size())
-        throw InputError(
-            s_.file + ": key 'variability.stragglers.count': " + std::to_string(var_.stragglers) +
-            " stragglers in job '" + js.name + "' of " + std::to_string(jr.layout.nodes.size()) + " nodes");
       Rng pick = Rng::for_stream(s_.seed, "variability/stragglers/" + tag);
       std::vector<std::uint32_t> idx(jr.layout.nodes.size());
       for (std::uint32_t k = 0; k < idx.size(); ++k) idx[k] = k;
