@@ -46,6 +46,50 @@ std::vector<SimRow> simulate_busbw(const NcclTestsOptions& o) {
 
 } // namespace
 
+NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const std::string& log,
+                                        const ValidateOptions& opt, std::vector<std::string>* notes) {
+  const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
+  NcclTestsOptions o;
+  o.test = test;
+  o.nodes = static_cast<std::uint32_t>(run.nnodes.value_or(1));
+  const int ranks = run.nranks.value_or(run.config.ngpus.value_or(1) * static_cast<int>(o.nodes));
+  o.gpus_per_node =
+      static_cast<std::uint32_t>(run.gpus_per_node.value_or(std::max(1, ranks / static_cast<int>(o.nodes))));
+  if (opt.nics_per_node) {
+    o.nics_per_node = opt.nics_per_node;
+  } else if (!run.nics.empty()) {
+    std::set<std::string> names;
+    for (const auto& n : run.nics) names.insert(n.name);
+    o.nics_per_node = static_cast<std::uint32_t>(std::min<std::size_t>(names.size(), o.gpus_per_node));
+  }
+  o.fabric = opt.fabric;
+  o.profile = opt.profile;
+  o.engine = opt.engine;
+  o.iters = opt.iters;
+  o.warmup = opt.warmup;
+  // NCCL_ALGO chooses among the algorithms of collectives; point-to-point tests (sendrecv, alltoall)
+  // have none, and NCCL ignores the variable for them.
+  const bool has_algorithms =
+      run.collective != calib::NcclCollective::sendrecv && run.collective != calib::NcclCollective::alltoall;
+  if (!run.algo.empty() && has_algorithms)
+    o.algorithm = run.algo == "RING" || run.algo == "Ring"   ? "ring"
+                  : run.algo == "TREE" || run.algo == "Tree" ? "tree"
+                                                             : "auto";
+  if (!run.proto.empty()) {
+    std::string p = run.proto;
+    std::transform(p.begin(), p.end(), p.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (p == "simple" || p == "ll" || p == "ll128") o.protocol = p;
+  }
+  if (run.gdr && !*run.gdr && o.nodes > 1 && notes)
+    notes->push_back(
+        log + ":" + std::to_string(run.first_line) +
+        ": the measured run had GPUDirect RDMA off (GDR 0): its data went through host memory, which "
+        "the simulation does not model (NIC <-> GPU directly): expect the simulated busbw to be an upper "
+        "bound");
+  return o;
+}
+
 nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions& opt) {
   const auto runs = calib::parse_nccl_tests_file(log);
   if (runs.empty()) throw InputError(log + ": no nccl-tests results table found");
@@ -62,44 +106,7 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
     if (!opt.tests.empty() && std::find(opt.tests.begin(), opt.tests.end(), test) == opt.tests.end())
       continue;
-    NcclTestsOptions o;
-    o.test = test;
-    o.nodes = static_cast<std::uint32_t>(run.nnodes.value_or(1));
-    const int ranks = run.nranks.value_or(run.config.ngpus.value_or(1) * static_cast<int>(o.nodes));
-    o.gpus_per_node = static_cast<std::uint32_t>(
-        run.gpus_per_node.value_or(std::max(1, ranks / static_cast<int>(o.nodes))));
-    if (opt.nics_per_node) {
-      o.nics_per_node = opt.nics_per_node;
-    } else if (!run.nics.empty()) {
-      std::set<std::string> names;
-      for (const auto& n : run.nics) names.insert(n.name);
-      o.nics_per_node = static_cast<std::uint32_t>(std::min<std::size_t>(names.size(), o.gpus_per_node));
-    }
-    o.fabric = opt.fabric;
-    o.profile = opt.profile;
-    o.engine = opt.engine;
-    o.iters = opt.iters;
-    o.warmup = opt.warmup;
-    // NCCL_ALGO chooses among the algorithms of collectives; point-to-point tests (sendrecv, alltoall)
-    // have none, and NCCL ignores the variable for them.
-    const bool has_algorithms = run.collective != calib::NcclCollective::sendrecv &&
-                                run.collective != calib::NcclCollective::alltoall;
-    if (!run.algo.empty() && has_algorithms)
-      o.algorithm = run.algo == "RING" || run.algo == "Ring"   ? "ring"
-                    : run.algo == "TREE" || run.algo == "Tree" ? "tree"
-                                                               : "auto";
-    if (!run.proto.empty()) {
-      std::string p = run.proto;
-      std::transform(p.begin(), p.end(), p.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (p == "simple" || p == "ll" || p == "ll128") o.protocol = p;
-    }
-    if (run.gdr && !*run.gdr && o.nodes > 1)
-      notes.push_back(
-          log + ":" + std::to_string(run.first_line) +
-          ": the measured run had GPUDirect RDMA off (GDR 0): its data went through host memory, which "
-          "the simulation does not model (NIC <-> GPU directly): expect the simulated busbw to be an upper "
-          "bound");
+    NcclTestsOptions o = nccl_tests_options_for(run, log, opt, &notes);
     std::vector<const calib::NcclTestsRow*> measured;
     for (const auto& r : run.rows) {
       if (opt.max_bytes && r.size_bytes > opt.max_bytes) {

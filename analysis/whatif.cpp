@@ -143,6 +143,39 @@ nlohmann::json fault_token_json(const std::string& token) {
   return {{"random", {{"switches_down", k}, {"switch_tier", t}}}};
 }
 
+std::vector<std::string> parse_stragglers_token(const std::string& token) {
+  auto bad = [&](const std::string& why) {
+    return InputError("--stragglers: '" + token + "': " + why +
+                      " (expected none or KxF[+Dus], e.g. 1x0.5, 2x1+50us)");
+  };
+  if (token == "none") return {"variability.stragglers.count=0"};
+  const auto x = token.find('x');
+  if (x == std::string::npos || x == 0) throw bad("no KxF");
+  const auto plus = token.find('+', x);
+  const std::string k = token.substr(0, x);
+  const std::string f = token.substr(x + 1, plus == std::string::npos ? std::string::npos : plus - x - 1);
+  std::string d = plus == std::string::npos ? "" : token.substr(plus + 1);
+  if (k.find_first_not_of("0123456789") != std::string::npos || k.size() > 6)
+    throw bad("K must be a whole number");
+  const auto count = std::stoul(k);
+  if (count == 0) throw bad("K must be at least 1 (use none)");
+  char* end = nullptr;
+  const double factor = std::strtod(f.c_str(), &end);
+  if (f.empty() || end != f.c_str() + f.size() || !(factor > 0 && factor <= 1))
+    throw bad("F must be in (0, 1]");
+  std::vector<std::string> out{"variability.stragglers.count=" + k,
+                               "variability.stragglers.rate_factor=" + f};
+  if (!d.empty()) {
+    if (d.size() < 3 || d.substr(d.size() - 2) != "us") throw bad("the delay needs a unit: +50us");
+    d = d.substr(0, d.size() - 2);
+    const double delay = std::strtod(d.c_str(), &end);
+    if (d.empty() || end != d.c_str() + d.size() || !(delay >= 0))
+      throw bad("the delay must be a number of us");
+    out.push_back("variability.stragglers.delay_us=" + d);
+  }
+  return out;
+}
+
 std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifOptions& opt) {
   std::vector<WhatifPoint> out;
   std::vector<std::pair<std::string, std::string>> ratios; // text, fabric.params override (JSON) or ""
@@ -223,6 +256,26 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
       }
     }
   }
+  if (!opt.stragglers.empty()) {
+    // The straggler dimension, innermost: each point once per token, named in its label (tables, plots) and
+    // id (one results.json per point).
+    for (const auto& t : opt.stragglers) (void)parse_stragglers_token(t); // a bad token before any run
+    std::vector<WhatifPoint> expanded;
+    for (const auto& p : out)
+      for (const auto& t : opt.stragglers) {
+        auto q = p;
+        q.stragglers = t;
+        q.routing += " s:" + t;
+        std::string id = t;
+        for (auto& c : id)
+          if (c == '.') c = 'p';
+          else if (c == '+') c = '-';
+        q.id += "-s" + id;
+        for (const auto& ov : parse_stragglers_token(t)) q.overrides.push_back(ov);
+        expanded.push_back(std::move(q));
+      }
+    out = std::move(expanded);
+  }
   return out;
 }
 
@@ -282,6 +335,7 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
                     {"links", links_json(row.result->links_by_tier)},
                     {"results", "points/" + p.id + "/results.json"}});
     if (!p.faults.empty()) rows.back()["faults"] = p.faults;
+    if (!p.stragglers.empty()) rows.back()["stragglers"] = p.stragglers;
   }
   nlohmann::json point_list = nlohmann::json::array();
   for (const auto& p : points) point_list.push_back({{"id", p.id}, {"overrides", p.overrides}});
@@ -290,6 +344,8 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
   for (const auto m : opt.routings) routing_texts.push_back(pkt::to_string(m));
   for (const auto c : opt.ccs.empty() ? std::vector<pkt::CcMode>{base.cc} : opt.ccs)
     cc_texts.push_back(pkt::to_string(c));
+  nlohmann::json dims = {{"oversubscription", ratio_texts}, {"routing", routing_texts}, {"cc", cc_texts}};
+  if (!opt.stragglers.empty()) dims["stragglers"] = opt.stragglers;
   nlohmann::json doc = {
       {"manifest",
        {{"version", kVersion},
@@ -298,7 +354,7 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
         {"scenario", base.name},
         {"source", base.file},
         {"config", base.effective},
-        {"dimensions", {{"oversubscription", ratio_texts}, {"routing", routing_texts}, {"cc", cc_texts}}},
+        {"dimensions", dims},
         {"points", point_list}}},
       {"rows", rows}};
   if (!opt.faults.empty()) doc["manifest"]["dimensions"]["faults"] = opt.faults;

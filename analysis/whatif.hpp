@@ -31,6 +31,8 @@ struct WhatifOptions {
   std::vector<pkt::CcMode> ccs;                    ///< congestion control per point; empty: the scenario's
   /// Fault tokens (fault_token_json); empty: no fault dimension (rows and table as without it).
   std::vector<std::string> faults;
+  /// Straggler tokens per point (parse_stragglers_token); empty: the dimension is absent (rows unchanged).
+  std::vector<std::string> stragglers;
   std::optional<scen::EngineKind> engine;          ///< empty: the scenario's
   unsigned threads = 1;
   double tail_precision = 0;            ///< see analysis/segments.hpp (0: off)
@@ -47,6 +49,7 @@ struct WhatifPoint {
   std::string routing;         ///< "static" or "adaptive" (and the AR mode)
   pkt::CcMode cc = pkt::CcMode::None; ///< congestion control of the point
   std::string faults;                 ///< the point's --faults token ("" without the dimension)
+  std::string stragglers;             ///< the --stragglers token ("" when the dimension is absent)
   std::vector<std::string> overrides;
 };
 
@@ -64,6 +67,11 @@ struct WhatifRow {
 /// cables, leaf, spine, core for switches; defaults leaf-spine cables, spines, 2x width). "none" gives an
 /// empty object. InputError naming the token.
 nlohmann::json fault_token_json(const std::string& token);
+
+/// `whatif --stragglers` tokens: "none" | "KxF[+Dus]" — K slow nodes per job (chosen per seed), their NICs at
+/// F x the rate (0 < F <= 1), their ranks D us late every iteration; e.g. 1x0.5, 2x1+50us. Returns the scenario
+/// overrides (variability.stragglers.*); InputError naming --stragglers and the token otherwise.
+std::vector<std::string> parse_stragglers_token(const std::string& token);
 
 /// The points of a study, in table order (ratio major, then faults, routing minor).
 std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifOptions& opt);

@@ -3,6 +3,7 @@
 // packet engine with a profile (scenarios/calibrate_check.hpp); measure: run real perftest on a testbed
 // (calibration/measure.hpp).
 #include "analysis/validate.hpp"
+#include "analysis/validate_repeats.hpp"
 #include "apps/commands.hpp"
 #include "calibration/fit.hpp"
 #include "calibration/measure.hpp"
@@ -47,6 +48,18 @@ double parse_link_rate(const std::string& text) {
                    "' is neither a link (4xQDR, HDR, NDR200, ...) nor a rate (100G, 200Gbps, 400Gb/s)");
 }
 
+void print_variability(const calib::VariabilityModel& v) {
+  std::printf("  variability from %zu runs: run state sigma", v.inputs.size());
+  for (const auto& s : v.state) std::printf(" %s:%.4f", format_size(s.size_bytes).c_str(), s.sigma);
+  std::printf("\n  launch jitter per iteration: body median %.3f us (sigma %.2f), tail p %.3g, xm %.1f us, "
+              "alpha %.2f "
+              "(%llu pairs, %llu tail events)\n",
+              v.launch.median, v.launch.sigma, v.launch.tail_p, v.launch.tail_xm, v.launch.tail_alpha,
+              static_cast<unsigned long long>(v.within_pairs),
+              static_cast<unsigned long long>(v.tail_events));
+  for (const auto& n : v.notes) std::printf("  note: %s\n", n.c_str());
+}
+
 struct FitOpts {
   std::vector<std::string> files;
   std::string out;
@@ -59,6 +72,8 @@ struct FitOpts {
   std::string nccl_max_bytes = "64K";
   std::string nccl_engine = "packet";
   std::string nccl_fabric;
+  std::vector<std::string> repeats;
+  std::string base;
 };
 
 bool is_nccl_tests_log(const std::string& file, const std::string& content) {
@@ -154,6 +169,31 @@ calib::NcclCostFit fit_nccl_section(const std::vector<std::string>& logs, const 
 }
 
 void run_fit(const FitOpts& o) {
+  if (o.files.empty() && o.repeats.empty())
+    throw InputError(
+        "calibrate fit: give perftest FILES, or --repeats LOG LOG ... (with FILES or --base PROFILE)");
+  if (!o.base.empty() && !o.files.empty())
+    throw InputError(
+        "--base: give either perftest FILES (a new device fit) or --base PROFILE (an existing one)");
+  if (!o.base.empty() && o.repeats.empty()) throw InputError("--base: only with --repeats");
+  if (!o.repeats.empty() && o.files.empty() && o.base.empty())
+    throw InputError(
+        "--repeats: the variability model is written into a device profile; give the perftest FILES to "
+        "fit one, or --base PROFILE to add it to an existing profile");
+  std::vector<std::string> inputs = o.files;
+  inputs.insert(inputs.end(), o.repeats.begin(), o.repeats.end());
+  if (!o.base.empty()) inputs.push_back(o.base);
+  refuse_output_equal_to_input(o.out, inputs, "-o");
+  if (o.files.empty()) {
+    calib::Profile p = calib::Profile::load(o.base);
+    p.variability = analysis::fit_repeats(o.repeats, {});
+    write_file_atomic(o.out,
+                      p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    std::printf("profile %s: %s with the variability of %zu runs\n", o.out.c_str(), o.base.c_str(),
+                o.repeats.size());
+    print_variability(*p.variability);
+    return;
+  }
   calib::FitOptions opt;
   opt.generator = std::string("ibnetsim ") + kVersion + " calibrate fit";
   if (!o.link_rate.empty()) {
@@ -208,6 +248,7 @@ void run_fit(const FitOpts& o) {
     }
     p.nccl = fit_nccl_section(nccl_logs, o, p.warnings);
   }
+  if (!o.repeats.empty()) p.variability = analysis::fit_repeats(o.repeats, {});
   // Bytes that are not UTF-8 in the inputs (a device name, a file name) become U+FFFD in the profile.
   write_file_atomic(o.out, p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   // A short human summary.
@@ -241,6 +282,7 @@ void run_fit(const FitOpts& o) {
       "  engine: nic_tx %.1f ns, nic_rx %.1f ns, switch %.1f ns (%s), HCA cap %g Gb/s, message gap %.1f ns\n",
       p.nic_tx_latency.to_ns(), p.nic_rx_latency.to_ns(), p.switch_latency.to_ns(),
       p.switch_latency_source.c_str(), p.hca_rate_gbps, p.message_gap.to_ns());
+  if (p.variability) print_variability(*p.variability);
   for (const auto& w : p.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
 
@@ -349,11 +391,15 @@ void add_calibrate_command(CLI::App& app) {
   auto* fit = cal->add_subcommand(
       "fit", "Fit a profile (latency segments, bandwidth, switch latency, noise) from perftest outputs.\n"
              "Example: ibnetsim calibrate fit write_bw.txt write_lat.txt --link-rate 4xQDR -o profile.json");
-  fit->add_option(
-         "FILES", f->files,
-         "perftest output files (ib_write_bw, ib_write_lat, ...) and/or nccl-tests logs (multi-node: "
-         "NCCL's base and per-step network costs)")
-      ->required();
+  fit->add_option("FILES", f->files,
+                  "perftest output files (ib_write_bw, ib_write_lat, ...) and/or nccl-tests logs (multi-node: "
+                  "NCCL's base and per-step network costs)");
+  fit->add_option("--repeats", f->repeats,
+                  "repeated nccl-tests (or OSU) outputs of one configuration: fit the variability model "
+                  "(run state, launch jitter) into the profile")
+      ->expected(1, -1);
+  fit->add_option("--base", f->base,
+                  "with --repeats and no FILES: the profile to add the variability model to");
   fit->add_option("-o,--output", f->out, "profile JSON to write")->required();
   fit->add_option(
       "--link-rate", f->link_rate,

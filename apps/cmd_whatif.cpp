@@ -22,6 +22,7 @@ struct WhatifOpts {
   std::string ratios = "1:1,2:1,4:1";
   std::string routing = "off,per-packet";
   std::string cc;
+  std::string stragglers;
   std::string engine;
   std::string faults;
   std::vector<std::string> sets;
@@ -66,6 +67,9 @@ void add_whatif_command(CLI::App& app) {
       "--faults", o->faults,
       "fault settings to compare: none, K-link[@TIER], K-switch[@TIER], degraded-Ppct[:WIDTHxRATE] "
       "(drawn per seed, from t = 0; docs/cli.md)");
+  cmd->add_option("--stragglers", o->stragglers,
+                  "straggler settings to compare: none, KxF[+Dus] (K slow nodes per job, NIC at F x its rate, "
+                  "ranks D us late), e.g. none,1x0.5,2x0.5+20us (default: the dimension is absent)");
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's)")
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
   cmd->add_option("--set", o->sets, "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
@@ -94,6 +98,7 @@ void add_whatif_command(CLI::App& app) {
     for (const auto& c : split(o->cc)) wo.ccs.push_back(pkt::parse_cc_mode(c, "--cc"));
     for (const auto& f : split(o->faults)) (void)analysis::fault_token_json(f), wo.faults.push_back(f);
     if (!o->faults.empty() && wo.faults.empty()) throw InputError("--faults: give at least one token");
+    wo.stragglers = split(o->stragglers);
     if (!o->engine.empty()) wo.engine = scen::parse_engine(o->engine, "--engine");
     wo.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
     if (!o->tail_precision.empty()) {

@@ -415,6 +415,16 @@ class Reader {
              std::to_string(run.table_line) + " has " + std::to_string(full);
     };
     if (toks.size() > full) throw InputError(at_line(source_, ln, count_msg()));
+    // A row split by interleaved NCCL INFO output: its size/count/type columns went onto an earlier line, this
+    // line holds only the result columns (it starts with a time such as 87.18, not a whole size), and rows
+    // follow. It cannot be told which size it belongs to: ignored, with a warning.
+    if (toks.size() == full - lay.desc.size() && !detail::parse_u64(toks[0]) && detail::parse_number(toks[0]) &&
+        row_follows(k + 1)) {
+      run.warnings.push_back(at_line(source_, ln,
+                                     "a row split by interleaved output (only its " + std::to_string(toks.size()) +
+                                         " result columns are on this line): row ignored"));
+      return;
+    }
 
     NcclTestsRow row = nccl_table::parse_row(toks, lay, source_, ln, cur_.run.warnings);
     const bool two_groups = lay.group_has_wrong.size() > 1;

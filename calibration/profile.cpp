@@ -281,6 +281,7 @@ json Profile::to_json() const {
                  {"max_bytes", nccl->max_bytes},
                  {"sources", nccl->sources}};
   }
+  if (variability) j["variability"] = variability->to_json();
   j["warnings"] = warnings;
   return j;
 }
@@ -289,7 +290,7 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   const Reader r{source};
   r.keys(j, "$",
          {"schema_version", "generator", "hash_algorithm", "inputs", "device", "measurement", "latency",
-          "bandwidth", "switch", "noise", "nccl", "engine", "warnings"});
+          "bandwidth", "switch", "noise", "nccl", "engine", "warnings", "variability"});
   Profile p;
   p.schema_version = static_cast<int>(r.u64(r.need(j, "$", "schema_version"), "$.schema_version"));
   if (p.schema_version != kProfileSchemaVersion)
@@ -479,6 +480,8 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   if (e.contains("switch_latency_source"))
     p.switch_latency_source = r.str(e["switch_latency_source"], "$.engine.switch_latency_source");
   if (e.contains("hca_rate_gbps")) p.hca_rate_gbps = r.nonneg(e["hca_rate_gbps"], "$.engine.hca_rate_gbps");
+  if (j.contains("variability"))
+    p.variability = VariabilityModel::from_json(j["variability"], source, "$.variability");
   if (j.contains("warnings")) {
     const json& w = r.arr(j["warnings"], "$.warnings");
     for (std::size_t k = 0; k < w.size(); ++k)

@@ -10,11 +10,13 @@
 //                   link's data rate x MTU/(MTU + header bytes) when the link rate is known);
 //      switch       per-hop latency, when inputs at different hop counts were given;
 //      noise        per-operation extra latency as an empirical quantile table per size segment;
+//      variability  run state, launch jitter and stragglers fitted from repeated runs (optional);
 //  - what the inputs were (file name, FNV-1a 64 hash of the bytes, tests, device, link layer, MTU);
 //  - the engine settings derived from the fits (nic_tx/nic_rx latency, switch latency, MTU, link layer,
 //    HCA injection cap, message gap), which apply() copies into a PacketConfig.
 // Loading validates every key: an unknown key or a wrong type is an InputError naming the JSON path.
 #include "models/common/framing.hpp"
+#include "calibration/variability.hpp"
 #include "models/packet/config.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
@@ -124,6 +126,8 @@ struct Profile : common::Framing {
   std::optional<FitParam> switch_latency_fit; ///< per hop, ns
   NoiseModel noise;
   std::optional<NcclCostFit> nccl; ///< from nccl-tests logs
+  /// Run-to-run variability (`calibrate fit --repeats`, calibration/variability.hpp); absent = none.
+  std::optional<VariabilityModel> variability;
 
   // Engine settings derived from the fits (what apply() uses).
   Time nic_tx_latency = Time::ns(300);

@@ -67,6 +67,7 @@ void DagExecutor::release(TransferId t) {
   at = std::max(at, ready_[tr.src]);
   const bool network = tr.src / layout_.gpus_per_node != tr.dst / layout_.gpus_per_node;
   if (network && opt_.noise) at += opt_.noise(tr.bytes);
+  if (network && opt_.node_delay) at += opt_.node_delay(tr.src / layout_.gpus_per_node, tr.bytes);
   if (at == engine_.now()) {
     post(t);
   } else {

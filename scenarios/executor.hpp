@@ -32,6 +32,8 @@ struct ExecOptions {
   Time nvlink_latency = Time::ns(700);
   /// Extra delay drawn per network transfer (calibrated noise); empty = none. Called in post order.
   std::function<Time(std::uint64_t bytes)> noise;
+  /// Extra delay of a network transfer sent by job node `src_node` (stragglers' slow NICs); empty = none.
+  std::function<Time(std::uint32_t src_node, std::uint64_t bytes)> node_delay;
   /// Called at each delivery with the transfer, its post time and its delivery time (traces); empty = off.
   std::function<void(TransferId, Time posted, Time delivered)> on_transfer;
   /// Incremented at each delivery (progress, sim/progress.hpp); null = off.

@@ -97,6 +97,11 @@ struct JobRun {
   std::vector<Collective> colls;
   std::unique_ptr<Rng> rng;
   std::unique_ptr<Jitter> jitter;
+  // Variability (calibration/variability.hpp; only when the model is not empty).
+  std::unique_ptr<Rng> var_rng;          ///< launch-jitter draws
+  double state_z = 0;                    ///< the run's state draw
+  std::vector<std::uint32_t> slow_nodes; ///< straggler job nodes
+  std::vector<bool> slow;                ///< per job node
   // What the job runs, in order: entries (one per size; or one per call of a replayed trace), each repeated
   // `reps` times, the whole list `passes` times. Sizes: reps = warmup + iterations, passes = 1; trace:
   // reps = 1, passes = warmup + iterations.
@@ -136,6 +141,7 @@ class ScenarioRunner {
         wall0_(std::chrono::steady_clock::now()), seed_(segment_seed(s.seed, opt.segment)),
         noise_rng_(
             Rng::for_stream(seed_, opt.segment ? "noise/segment/" + std::to_string(opt.segment) : "noise")) {
+    var_ = effective_variability(s, w.profile && w.profile->variability ? &*w.profile->variability : nullptr);
     make_engine();
     place();
     build_jobs();
@@ -184,6 +190,7 @@ class ScenarioRunner {
   std::vector<std::unique_ptr<BackgroundDriver>> drivers_;
   const std::uint64_t seed_; // the seed of this run's (segment's) streams; placement uses s_.seed
   Rng noise_rng_;
+  calib::VariabilityModel var_; // empty: none (today's behaviour)
   ExecOptions exec_opts_;
   bool stopping_ = false; // every finite job is done: looping work stops
   bool time_up_ = false;  // run.max_sim_time_ms reached: no job starts another iteration
@@ -341,6 +348,31 @@ void ScenarioRunner::build_job(std::size_t i) {
       Rng::for_stream(seed_, "jitter/" + std::to_string(i) +
                                  (opt_.segment ? "/segment/" + std::to_string(opt_.segment) : "")));
   jr.jitter = std::make_unique<Jitter>(js.workload.jitter, *jr.rng);
+  jr.slow.assign(jr.layout.nodes.size(), false);
+  if (var_.stragglers > jr.layout.nodes.size())
+    throw InputError(s_.file + ": key 'variability.stragglers.count': " + std::to_string(var_.stragglers) +
+                     " stragglers in job '" + js.name + "' of " + std::to_string(jr.layout.nodes.size()) + " nodes");
+  if (!var_.empty()) {
+    const auto tag = std::to_string(i);
+    // Launch draws per iteration follow the segment's streams (like the jitter above); the run state and the
+    // stragglers are the point's (one run of a study, whatever its segments).
+    jr.var_rng = std::make_unique<Rng>(Rng::for_stream(
+        seed_, "variability/launch/" + tag + (opt_.segment ? "/segment/" + std::to_string(opt_.segment) : "")));
+    Rng state = Rng::for_stream(s_.seed, "variability/state/" + tag);
+    jr.state_z = calib::standard_normal(state);
+    if (var_.stragglers > 0) {
+      Rng pick = Rng::for_stream(s_.seed, "variability/stragglers/" + tag);
+      std::vector<std::uint32_t> idx(jr.layout.nodes.size());
+      for (std::uint32_t k = 0; k < idx.size(); ++k) idx[k] = k;
+      for (std::uint32_t k = 0; k < var_.stragglers; ++k) { // partial Fisher-Yates
+        const auto j = k + static_cast<std::uint32_t>(pick.uniform_below(idx.size() - k));
+        std::swap(idx[k], idx[j]);
+        jr.slow[idx[k]] = true;
+        jr.slow_nodes.push_back(idx[k]);
+      }
+      std::sort(jr.slow_nodes.begin(), jr.slow_nodes.end());
+    }
+  }
   if (!jr.layout.nodes.empty() && !jr.layout.nodes[0].empty()) {
     const auto node = w_.tables->hca_nodes()[jr.layout.nodes[0][0]];
     for (const auto l : w_.fabric.links_of(node))
@@ -425,6 +457,16 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     throw InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " + e.what());
   }
   ExecOptions eo = exec_opts_;
+  if (!jr.slow_nodes.empty() && var_.straggler_rate_factor < 1.0 && jr.nic_gbps > 0) {
+    // A straggler's NIC at factor f of its rate: each transfer it sends takes bytes x 8 / rate x (1/f - 1)
+    // longer, modelled as a later post.
+    const double per_byte_ps = 8.0 / jr.nic_gbps * 1e3 * (1.0 / var_.straggler_rate_factor - 1.0);
+    const JobRun* jrp = &jr;
+    eo.node_delay = [jrp, per_byte_ps](std::uint32_t node, std::uint64_t bytes) {
+      return jrp->slow[node] ? Time::ps(std::llround(per_byte_ps * static_cast<double>(bytes)))
+                             : Time::zero();
+    };
+  }
   if (opt_.trace_limit > 0) {
     const TransferDag* dag = c.dag.get();
     const JobRun* jrp = &jr;
@@ -511,13 +553,27 @@ void ScenarioRunner::report_progress() {
 void ScenarioRunner::on_done(JobRun& jr, Time end) {
   last_end_ = std::max(last_end_, end);
   const auto& wl = jr.spec->workload;
+  // The run state stretches (or shrinks) the collective's time by its factor; a stretch delays the next
+  // iteration too.
+  Time stretch = Time::zero();
+  double sample_us = (end - jr.first_ready).to_us();
+  if (!var_.state.empty()) {
+    const double f = var_.state_factor(jr.colls[jr.entries[jr.entry].coll].size_bytes, jr.state_z);
+    if (f > 1.0) stretch = Time::from_us(sample_us * (f - 1.0));
+    sample_us *= f;
+  }
   if (jr.recording())
-    out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back((end - jr.first_ready).to_us());
+    out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back(sample_us);
   if (!wl.loop) ++done_iters_;
   if (opt_.progress && !opt_.progress_slot && !wl.loop) report_progress(); // a slot: sim/progress.hpp prints
   if (!jr.advance()) {
     if (!wl.loop) return finish_job(jr);
     jr.entry = 0, jr.rep = 0, jr.pass = 0;
+  }
+  if (stretch > Time::zero()) {
+    JobRun* p = &jr;
+    engine_->call_at(end + stretch, [this, p] { start_iteration(*p); });
+    return;
   }
   start_iteration(jr);
 }
@@ -531,10 +587,18 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
   const auto ranks = jr.layout.ranks();
   std::vector<Time> ready(ranks);
   Time first = Time::max();
-  for (std::uint32_t r = 0; r < ranks; ++r) {
-    ready[r] = start + jr.jitter->draw();
-    first = std::min(first, ready[r]);
+  for (std::uint32_t r = 0; r < ranks; ++r) ready[r] = start + jr.jitter->draw();
+  if (jr.var_rng) {
+    if (var_.straggler_delay_us > 0)
+      for (const auto n : jr.slow_nodes)
+        for (std::uint32_t g = 0; g < jr.layout.gpus_per_node; ++g)
+          ready[n * jr.layout.gpus_per_node + g] += Time::from_us(var_.straggler_delay_us);
+    if (!var_.launch.zero()) {
+      const auto r = static_cast<std::uint32_t>(jr.var_rng->uniform_below(ranks));
+      ready[r] += Time::from_us(var_.launch.draw(*jr.var_rng));
+    }
   }
+  for (std::uint32_t r = 0; r < ranks; ++r) first = std::min(first, ready[r]);
   jr.iter_start = now;
   jr.first_ready = first;
   JobRun* p = &jr;

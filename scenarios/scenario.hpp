@@ -10,6 +10,7 @@
 // Conflicting keys are refused, not overwritten: `routing.adaptive` and `packet.ar_mode`, and
 // `cc.algorithm` and `packet.cc`, may not both be given with different values. When only the packet key is
 // given, the scenario key takes its value (so the effective configuration says what runs).
+#include "calibration/variability.hpp"
 #include "models/packet/config.hpp"
 #include "scenarios/background.hpp"
 #include "scenarios/collectives.hpp"
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,15 @@ struct BackgroundSpec {
   std::uint32_t sl = 0;
 };
 
+/// The scenario's `variability.*` keys (each part absent unless given; calibration/variability.hpp).
+struct VariabilitySpec {
+  bool use_profile = true;
+  std::optional<double> state_sigma;
+  std::optional<calib::LognormalPareto> launch;
+  std::optional<std::uint32_t> stragglers;
+  double straggler_rate_factor = 1.0, straggler_delay_us = 0;
+};
+
 struct Scenario {
   std::string file;         ///< where it came from ("built-in" for the default study)
   std::string base_dir;     ///< relative paths inside the scenario resolve against this folder
@@ -115,7 +126,12 @@ struct Scenario {
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
   FaultSpec faults; ///< the `faults` section (scenarios/faults.hpp)
+  VariabilitySpec variability;
 };
+
+/// The variability model a run applies: the profile's (when `profile` has one and use_profile), with the
+/// parts the scenario gives replacing the profile's. Empty model = none.
+calib::VariabilityModel effective_variability(const Scenario& s, const calib::VariabilityModel* profile);
 
 /// Applies the scenario's packet-engine settings to `cfg` (after a calibration profile, if any): the
 /// `packet` keys, then cc.algorithm with cc.params and routing.adaptive; validates. InputError naming the file.
