@@ -224,7 +224,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
   }
 
   // Reference for deltas: the design with the lowest ratio (non-blocking when 1:1 was asked) per switch.
-  auto ratio_value = [](const std::string& r) {
+  auto ratio_of = [](const std::string& r) {
     const auto rs = topo::parse_ratios(r, "ratio");
     return rs.front().value();
   };
@@ -232,7 +232,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
   std::map<std::string, std::size_t> ref; // switch -> design index
   for (std::size_t i = 0; i < designs.size(); ++i) {
     auto it = ref.find(designs[i].switch_model);
-    if (it == ref.end() || ratio_value(designs[i].ratio) < ratio_value(designs[it->second].ratio))
+    if (it == ref.end() || ratio_of(designs[i].ratio) < ratio_of(designs[it->second].ratio))
       ref[designs[i].switch_model] = i;
   }
   std::vector<std::map<std::string, nlohmann::json>> per(designs.size());

@@ -1,13 +1,17 @@
 #include "analysis/points.hpp"
 
 #include "analysis/results.hpp"
+#include "analysis/segments.hpp"
 #include "scenarios/runner.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/child_processes.hpp"
 #include "sim/error.hpp"
+#include "sim/progress.hpp"
 #include "sim/version.hpp"
 
 #include <atomic>
+#include <cmath>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <mutex>
@@ -32,86 +36,147 @@ PointResult read_point(const std::string& path) {
 }
 
 /// The earlier result of this exact configuration, if one was written.
-std::optional<PointResult> reuse(const std::string& path, const scen::Scenario& s) {
+std::optional<PointResult> reuse(const std::string& path, const scen::Scenario& s, const PointsOptions& opt) {
   if (!std::filesystem::exists(path)) return std::nullopt;
   try {
     auto old = read_point(path);
-    if (old.manifest.config == s.effective && old.manifest.version == kVersion) return old;
+    // A point run to a tail precision is reused only for the same target and cap.
+    const bool same_target =
+        opt.tail_precision > 0
+            ? old.manifest.tail_precision.is_object() &&
+                  old.manifest.tail_precision.value("target_pct", -1.0) ==
+                      std::round(opt.tail_precision * 100 * 1e4) / 1e4 &&
+                  old.manifest.tail_precision.value("max_iterations", std::uint64_t{0}) == opt.max_iterations
+            : old.manifest.tail_precision.is_null();
+    if (old.manifest.config == s.effective && old.manifest.version == kVersion && same_target) return old;
   } catch (const std::exception&) {
     // unreadable, from an older version or from another configuration: run the point again
   }
   return std::nullopt;
 }
 
-/// Runs one point in this process.
-PointResult run_point(const scen::Scenario& s, const std::function<void(const std::string&)>& progress) {
-  scen::RunOptions ro;
-  ro.progress = progress;
-  const auto w = scen::build_world(s);
-  auto r = scen::run_scenario(s, w, ro);
-  r.warnings.insert(r.warnings.begin(), w.warnings.begin(), w.warnings.end());
-  return point_result(r);
-}
-
 } // namespace
 
-std::vector<std::optional<PointResult>> run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
-                                                   const PointsOptions& opt) {
+std::vector<std::optional<PointResult>>
+run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, const PointsOptions& opt) {
   std::vector<std::optional<PointResult>> results(points.size());
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < points.size(); ++i)
     if (static_cast<int>(i % static_cast<std::size_t>(std::max(1, opt.ranks))) == opt.rank) mine.push_back(i);
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> finished{0};
   std::mutex mu; // guards progress output and the first error
-  std::exception_ptr error;
   auto say = [&](const std::string& line) {
     if (!opt.progress) return;
     std::lock_guard lock(mu);
     opt.progress(line);
   };
+  std::vector<std::string> names;
+  for (const auto& p : points) names.push_back(p.id);
+  ProgressBoard board(points.size());
+  ProgressPrinter printer(board, names, opt.progress ? std::function<void(const std::string&)>(say) : nullptr,
+                          opt.progress_first_s, opt.progress_every_s);
+  std::size_t finished = 0;
+  auto done_line = [&](std::size_t i, bool reused) {
+    auto& slot = board.slot(i);
+    char took[64] = "";
+    if (!reused)
+      std::snprintf(took, sizeof took, " in %.1f s",
+                    static_cast<double>(slot.end_ns.load() - slot.start_ns.load()) / 1e9);
+    say("point " + std::to_string(++finished) + "/" + std::to_string(mine.size()) + " " + points[i].id +
+        (reused ? " (reused from an earlier run)" : std::string(" done") + took));
+  };
+  auto segment_options = [&](std::size_t i, const scen::Scenario& s) {
+    SegmentOptions so;
+    so.checkpoint_dir = opt.out_dir + "/points/" + points[i].id;
+    so.tail_precision = opt.tail_precision;
+    so.max_iterations = opt.max_iterations;
+    so.progress = &board.slot(i);
+    so.log = [&, id = points[i].id](const std::string& line) { say("[" + id + "] " + line); };
+    // The flow engine: one SimGrid per process, so a point of several segments runs each in a child.
+    so.segments_in_child_processes =
+        s.engine == scen::EngineKind::Flow && (s.segment_iterations > 0 || opt.tail_precision > 0);
+    return so;
+  };
+
+  // Scenarios and earlier results first (in this thread).
+  std::vector<scen::Scenario> scens(points.size());
+  std::vector<std::size_t> todo;
+  for (const auto i : mine) {
+    scens[i] = scen::make_scenario(base.effective, base.file, base.base_dir, points[i].overrides);
+    results[i] = reuse(point_results_path(opt.out_dir, points[i]), scens[i], opt);
+    if (results[i])
+      done_line(i, true);
+    else
+      todo.push_back(i);
+  }
+  const unsigned parallel = std::max(1u, opt.threads);
+  std::vector<std::size_t> in_process, in_children;
+  for (const auto i : todo)
+    (!opt.external && scens[i].engine == scen::EngineKind::Flow ? in_children : in_process).push_back(i);
+
+  // Flow-engine points: one forked child each, `parallel` at a time; this thread waits and prints.
+  if (!in_children.empty()) {
+    run_in_child_processes(
+        in_children.size(),
+        [&](std::size_t k) {
+          const auto i = in_children[k];
+          auto& slot = board.slot(i);
+          slot.start();
+          const auto so = segment_options(i, scens[i]);
+          auto r = run_point_segmented(scens[i], so);
+          slot.finish();
+          return to_json(r).dump(2) + "\n";
+        },
+        parallel,
+        [&](std::size_t k, std::string text) {
+          const auto i = in_children[k];
+          const auto path = point_results_path(opt.out_dir, points[i]);
+          results[i] = point_result_from_json(nlohmann::json::parse(text), path);
+          write_file_atomic(path, text);
+          done_line(i, false);
+        },
+        [&] { printer.tick(); });
+  }
+
+  // Packet-engine points (and `external` ones): threads of this process.
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
   auto worker = [&] {
     for (;;) {
       const auto k = next.fetch_add(1);
-      if (k >= mine.size()) return;
-      const auto i = mine[k];
+      if (k >= in_process.size()) return;
+      const auto i = in_process[k];
       const auto& p = points[i];
       try {
-        const auto s = scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
+        const auto& s = scens[i];
         const auto path = point_results_path(opt.out_dir, p);
-        results[i] = reuse(path, s);
-        const bool reused = results[i].has_value();
-        const auto progress = [&, id = p.id](const std::string& line) { say("[" + id + "] " + line); };
-        if (!reused && opt.external) {
+        auto& slot = board.slot(i);
+        slot.start();
+        if (opt.external) {
           opt.external(s.effective, path);
           results[i] = read_point(path);
-        } else if (!reused && s.engine == scen::EngineKind::Flow) {
-          // SimGrid allows one flow engine per process, ever: each flow point runs in a child process, which
-          // hands its results.json text back.
-          const auto text =
-              run_in_child_process([&] { return to_json(run_point(s, progress)).dump(2) + "\n"; });
-          results[i] = point_result_from_json(nlohmann::json::parse(text), path);
-          write_file_atomic(path, text);
-        } else if (!reused) {
-          results[i] = run_point(s, progress);
+        } else {
+          results[i] = run_point_segmented(s, segment_options(i, s));
           write_file_atomic(path, to_json(*results[i]).dump(2) + "\n");
         }
-        const auto done = ++finished;
-        say("point " + std::to_string(done) + "/" + std::to_string(mine.size()) + " " + p.id +
-            (reused ? " (reused from an earlier run)" : " done"));
+        slot.finish();
+        done_line(i, false);
       } catch (...) {
         std::lock_guard lock(mu);
         if (!error) error = std::current_exception();
-        next = mine.size(); // hand out no more points
+        next = in_process.size(); // hand out no more points
         return;
       }
     }
   };
-  const unsigned n = std::max(1u, std::min<unsigned>(opt.threads, static_cast<unsigned>(mine.size())));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  if (!in_process.empty()) {
+    printer.start_thread();
+    const unsigned n = std::min<unsigned>(parallel, static_cast<unsigned>(in_process.size()));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    printer.stop();
+  }
   if (error) std::rethrow_exception(error);
   return results;
 }

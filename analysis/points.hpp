@@ -7,8 +7,13 @@
 // - Resume: a point whose results.json exists with the same effective configuration and version is read
 //   back instead of run again, so an interrupted study continues where it stopped.
 // - Parallel: points run on `threads` threads of this process (one Simulation each, nothing shared), or —
-//   for the flow engine (SimGrid allows one engine per process) — in a forked child process each, one after
-//   the other (call with threads = 1), or through `external`.
+//   for the flow engine (SimGrid allows one engine per process) — in a forked child process each, `threads`
+//   children at a time (sim/child_processes.hpp; the parent stays single-threaded), or through `external`.
+//   Results do not depend on `threads`.
+// - Progress: every point has a slot of a shared-memory ProgressBoard (sim/progress.hpp); its percentage,
+//   elapsed time and ETA go through `progress` a few seconds after it starts and then every 10 s.
+// - Segments, checkpoints and tail precision: each point runs through run_point_segmented()
+//   (analysis/segments.hpp) with its folder OUT_DIR/points/<id> for checkpoints.
 // - Distributed: with `ranks` > 1 (an MPI job), rank r runs the points i with i mod ranks == r; the caller
 //   synchronises and then calls collect_points() on rank 0.
 // - Atomic: each results.json is written to a temporary file and renamed.
@@ -34,6 +39,9 @@ struct PointsOptions {
   std::string out_dir;
   int rank = 0, ranks = 1;
   std::function<void(const std::string&)> progress;
+  double progress_first_s = 2, progress_every_s = 10; ///< when a running point's progress line is printed
+  double tail_precision = 0;                          ///< SegmentOptions::tail_precision (0: off)
+  std::uint64_t max_iterations = 10000;               ///< SegmentOptions::max_iterations
   /// Runs one point out of process: given the point's scenario document and its results.json path, it must
   /// write that file (atomically). Empty: run in this process.
   std::function<void(const nlohmann::json& scenario, const std::string& results_path)> external;
@@ -43,8 +51,8 @@ struct PointsOptions {
 std::string point_results_path(const std::string& out_dir, const StudyPoint& p);
 
 /// Runs (or reuses) this rank's points; returns their results, in memory (other ranks' points: empty).
-std::vector<std::optional<PointResult>> run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
-                                                   const PointsOptions& opt);
+std::vector<std::optional<PointResult>>
+run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, const PointsOptions& opt);
 
 /// Reads every point's results.json (after all ranks are done); InputError naming a missing file.
 std::vector<PointResult> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir);

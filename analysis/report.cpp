@@ -157,23 +157,11 @@ struct Row {
   Stats completion, busbw, algbw;
   std::vector<double> samples;
   std::vector<TierRow> tiers;
-  std::string variant;     ///< routing, plus the cc algorithm when the document has several
+  std::string
+      variant;        ///< routing, plus the cc algorithm when the document has several, plus the faults token
+  std::string faults; ///< whatif --faults token ("" without that dimension)
   bool background = false; ///< a results.json collective that loops as background traffic
 };
-
-/// "A:B" -> A/B, or nullopt when the text is not two positive numbers around a colon.
-std::optional<double> parse_ratio(const std::string& s) {
-  const auto colon = s.find(':');
-  if (colon == std::string::npos) return std::nullopt;
-  double a = 0, b = 0;
-  const char* p = s.data();
-  const auto ra = std::from_chars(p, p + colon, a);
-  const auto rb = std::from_chars(p + colon + 1, p + s.size(), b);
-  if (ra.ec != std::errc{} || ra.ptr != p + colon || rb.ec != std::errc{} || rb.ptr != p + s.size())
-    return {};
-  if (!(a > 0) || !(b > 0)) return std::nullopt;
-  return a / b;
-}
 
 void read_common(const Checker& c, const json& r, Row& row) {
   const auto& p = row.path;
@@ -220,7 +208,7 @@ std::vector<Row> read_whatif_rows(const Checker& c, const json& doc) {
       if (!(*ratio > 0)) c.fail(row.path + ".ratio", "must be positive, got " + num(*ratio));
       row.ratio = *ratio;
     } else if (label) {
-      const auto parsed = parse_ratio(*label);
+      const auto parsed = ratio_value(*label);
       if (!parsed)
         c.fail(row.path + ".oversubscription",
                "expected \"A:B\" with positive A and B, got \"" + *label + "\"");
@@ -231,11 +219,15 @@ std::vector<Row> read_whatif_rows(const Checker& c, const json& doc) {
     row.ratio_label = label ? *label : num(row.ratio) + ":1";
     row.routing = c.string(r, row.path, "routing").value_or("default");
     row.cc = c.string(r, row.path, "cc").value_or("");
+    row.faults = c.string(r, row.path, "faults").value_or(""); // whatif --faults: part of the variant
     read_common(c, r, row);
     ccs.insert(row.cc);
     out.push_back(std::move(row));
   }
-  for (auto& row : out) row.variant = ccs.size() > 1 ? row.routing + " cc=" + row.cc : row.routing;
+  for (auto& row : out) {
+    row.variant = ccs.size() > 1 ? row.routing + " cc=" + row.cc : row.routing;
+    if (!row.faults.empty()) row.variant += " faults=" + row.faults;
+  }
   return out;
 }
 
@@ -435,7 +427,8 @@ std::string group_title(const Row& r) {
   return t;
 }
 
-/// p50/p99 with their 95 % order-statistic intervals (analysis/tail_stats.hpp quantile_ci) from a row's samples.
+/// p50/p99 with their 95 % order-statistic intervals (analysis/tail_stats.hpp quantile_ci) from a row's
+/// samples.
 struct Quantile {
   std::optional<double> value, lo, hi;
 };
@@ -473,7 +466,9 @@ std::string whatif_headline(const std::vector<Row>& rows) {
     if (group_key(r) == key && stat(r.completion, "p99")) g.push_back(&r);
   std::set<std::string> variants;
   for (const Row* r : g) variants.insert(r->variant);
-  const std::string ref_variant = variants.count("static") ? "static" : *variants.begin();
+  const std::string ref_variant = variants.count("static")               ? "static"
+                                  : variants.count("static faults=none") ? "static faults=none"
+                                                                         : *variants.begin();
   const Row* ref = nullptr;
   for (const Row* r : g)
     if (r->variant == ref_variant && (!ref || r->ratio < ref->ratio)) ref = r;
@@ -780,108 +775,6 @@ std::string render_report(const json& doc, const std::string& source) {
           ". Times in &#181;s, bandwidths in Gb/s, utilization as a fraction of link capacity.</p></footer>\n"
           "</body>\n</html>\n";
   return body;
-}
-
-/// A sweep folder (points/<id>/results.json, no summary file): a what-if style document with one row per
-/// point and measured collective; a row's ratio is the point's fabric.params.oversubscription (1:1 when it
-/// has none) and its routing label the point's routing.adaptive (static/adaptive) — or, when points differ in
-/// more than these two (seeds, other keys), the point's folder name, so every point is its own curve.
-static ReportInput load_sweep_folder(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> points;
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / "points"))
-    if (fs::exists(e.path() / "results.json")) points.push_back(e.path());
-  std::sort(points.begin(), points.end());
-  if (points.empty()) throw InputError(dir + "/points: no point has a results.json yet");
-  json rows = json::array(), manifest = json::object();
-  for (const auto& p : points) {
-    const std::string file = (p / "results.json").string();
-    std::ifstream in(file, std::ios::binary);
-    json r;
-    try {
-      r = json::parse(in);
-    } catch (const json::parse_error& e) {
-      throw InputError(file + ": invalid JSON: " + e.what());
-    }
-    const json m = r.value("manifest", json::object());
-    if (manifest.empty()) {
-      manifest = {{"version", m.value("version", std::string())},
-                  {"engine", m.value("engine", std::string())},
-                  {"seed", m.value("seed", json(nullptr))},
-                  {"source", "sweep of " + std::to_string(points.size()) + " points"},
-                  {"config", m.value("config", json::object())}};
-    }
-    std::string ratio = "1:1";
-    const json cfg = m.value("config", json::object());
-    if (cfg.contains("fabric") && cfg["fabric"].contains("params") &&
-        cfg["fabric"]["params"].contains("oversubscription")) {
-      const auto& o = cfg["fabric"]["params"]["oversubscription"];
-      if (o.is_string() && parse_ratio(o.get<std::string>().substr(0, o.get<std::string>().find(','))))
-        ratio = o;
-    }
-    ratio = ratio.substr(0, ratio.find(','));
-    for (const auto& c : r.value("collectives", json::array())) {
-      if (c.value("background", false) || !c.contains("completion_us")) continue;
-      json row = c;
-      row["oversubscription"] = ratio;
-      const std::string ar =
-          cfg.contains("routing") ? cfg["routing"].value("adaptive", std::string("off")) : "off";
-      row["routing"] = ar == "off" ? "static" : ar == "per-packet" ? "adaptive" : "adaptive-" + ar;
-      row["point"] = p.filename().string();
-      row["cc"] = cfg.contains("cc") ? cfg["cc"].value("algorithm", std::string()) : std::string();
-      row["links"] = r.value("links", json::object());
-      row.erase("name");
-      rows.push_back(std::move(row));
-    }
-  }
-  // Points that differ in more than ratio and routing (seeds, other keys) keep their folder name as label.
-  std::set<std::tuple<std::string, std::string, std::string>> seen;
-  bool clash = false;
-  for (const auto& r : rows) {
-    const auto k = std::make_tuple(r["oversubscription"].get<std::string>(), r["routing"].get<std::string>(),
-                                   r.value("job", std::string()) + "/" + r.value("op", std::string()) + "/" +
-                                       r.value("size_bytes", json(0)).dump());
-    clash = clash || !seen.insert(k).second;
-  }
-  if (clash)
-    for (auto& r : rows) r["routing"] = r["point"];
-  ReportInput out;
-  out.path = (fs::path(dir) / "points").string();
-  out.doc = {{"manifest", manifest}, {"rows", rows}};
-  return out;
-}
-
-ReportInput load_report_input(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path file = path;
-  if (fs::is_directory(path, ec)) {
-    if (fs::exists(file / "plan.json", ec))
-      file /= "plan.json";
-    else if (fs::exists(file / "whatif.json", ec))
-      file /= "whatif.json";
-    else if (fs::exists(file / "results.json", ec))
-      file /= "results.json";
-    else if (fs::is_directory(file / "points", ec))
-      return load_sweep_folder(file.string());
-    else
-      throw InputError(path +
-                       ": none of plan.json, whatif.json, results.json or points/ (a sweep) in this folder");
-  } else if (!fs::exists(path, ec)) {
-    throw InputError(path + ": no such folder or file");
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string() + ": cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  ReportInput r;
-  r.path = file.string();
-  try {
-    r.doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw InputError(r.path + ": invalid JSON: " + e.what());
-  }
-  return r;
 }
 
 } // namespace ibn::analysis

@@ -18,6 +18,7 @@
 // cell is left out or shows a dash. A whatif row needs `ratio` (a number) or `oversubscription` ("A:B").
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace ibn::analysis {
@@ -32,6 +33,9 @@ std::string render_report(const nlohmann::json& whatif_or_results, const std::st
 std::string render_plan_report(const nlohmann::json& plan, const std::string& source = "plan.json");
 /// Writes render_plan_report(plan) to `path` atomically.
 void write_plan_report(const nlohmann::json& plan, const std::string& path);
+
+/// "A:B" -> A/B, or nullopt when the text is not two positive numbers around a colon.
+std::optional<double> ratio_value(const std::string& text);
 
 /// A parsed report input and the file it came from.
 struct ReportInput {

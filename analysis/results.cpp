@@ -177,8 +177,6 @@ nlohmann::json completion_json(const CollectiveResult& c) {
   return j;
 }
 
-namespace {
-
 CollectiveResult collective_result(const scen::CollectiveSamples& c) {
   CollectiveResult o;
   o.job = c.job;
@@ -210,6 +208,8 @@ CollectiveResult collective_result(const scen::CollectiveSamples& c) {
   }
   return o;
 }
+
+namespace {
 
 nlohmann::json collective_json(const CollectiveResult& c) {
   nlohmann::json j = {
@@ -262,17 +262,20 @@ CollectiveResult collective_from_json(const nlohmann::json& j) {
 
 // ---- manifest and fabric ---------------------------------------------------------------------------------
 nlohmann::json manifest_json(const scen::RunManifest& m) {
-  return {{"version", m.version},
-          {"engine", m.engine},
-          {"seed", m.seed},
-          {"scenario", m.scenario},
-          {"source", m.source},
-          {"config", m.config},
-          {"fabric_source", m.fabric_source},
-          {"routing", m.routing},
-          {"packet", m.packet},
-          {"calibration", m.calibration},
-          {"warnings", m.warnings}};
+  nlohmann::json j = {{"version", m.version},
+                      {"engine", m.engine},
+                      {"seed", m.seed},
+                      {"scenario", m.scenario},
+                      {"source", m.source},
+                      {"config", m.config},
+                      {"fabric_source", m.fabric_source},
+                      {"routing", m.routing},
+                      {"packet", m.packet},
+                      {"calibration", m.calibration},
+                      {"warnings", m.warnings}};
+  if (!m.segments.is_null()) j["segments"] = m.segments;
+  if (!m.tail_precision.is_null()) j["tail_precision"] = m.tail_precision;
+  return j;
 }
 
 scen::RunManifest manifest_from_json(const nlohmann::json& j) {
@@ -288,6 +291,8 @@ scen::RunManifest manifest_from_json(const nlohmann::json& j) {
   m.packet = j.at("packet");
   m.calibration = j.at("calibration");
   m.warnings = j.value("warnings", std::vector<std::string>{});
+  if (j.contains("segments")) m.segments = j.at("segments");
+  if (j.contains("tail_precision")) m.tail_precision = j.at("tail_precision");
   return m;
 }
 
@@ -420,6 +425,40 @@ std::string results_table(const scen::RunResult& r) {
     std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6u %6zu %11.2f %11.2f %11.2f %12.2f\n",
                   c.job.c_str(), c.op.c_str(), c.algorithm.c_str(), format_size(c.size_bytes).c_str(),
                   c.ranks, c.samples_us.size(), p.p50, p.p99, p.p999, bus);
+    s << line;
+  }
+  return s.str();
+}
+
+std::string results_csv(const PointResult& r) {
+  std::ostringstream s;
+  s << "job,op,algorithm,protocol,size_bytes,ranks,iterations,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,"
+       "algbw_p50_gbps,busbw_p50_gbps\n";
+  for (const auto& c : r.collectives) {
+    if (!c.completion_us) continue;
+    const auto& p = *c.completion_us;
+    char line[512];
+    std::snprintf(line, sizeof line, "%s,%s,%s,%s,%llu,%u,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+                  c.job.c_str(), c.op.c_str(), c.algorithm.c_str(), c.protocol.c_str(),
+                  static_cast<unsigned long long>(c.size_bytes), c.ranks, c.samples_us.size(), p.p50, p.p90,
+                  p.p99, p.p999, p.max, p.mean, c.algbw_gbps.p50, c.busbw_gbps.p50);
+    s << line;
+  }
+  return s.str();
+}
+
+std::string results_table(const PointResult& r) {
+  std::ostringstream s;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6s %6s %11s %11s %11s %12s\n", "job", "op",
+                "algorithm", "size", "ranks", "iters", "p50 us", "p99 us", "p99.9 us", "busbw Gb/s");
+  s << line;
+  for (const auto& c : r.collectives) {
+    if (!c.completion_us) continue;
+    const auto& p = *c.completion_us;
+    std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6u %6zu %11.2f %11.2f %11.2f %12.2f\n",
+                  c.job.c_str(), c.op.c_str(), c.algorithm.c_str(), format_size(c.size_bytes).c_str(),
+                  c.ranks, c.samples_us.size(), p.p50, p.p99, p.p999, c.busbw_gbps.p50);
     s << line;
   }
   return s.str();

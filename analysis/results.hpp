@@ -73,6 +73,9 @@ struct CollectiveResult {
   bool measured() const { return !background && completion_us.has_value(); }
 };
 
+/// Summarises one collective's samples (percentiles and bandwidths, rounded as results.json holds them).
+CollectiveResult collective_result(const scen::CollectiveSamples& c);
+
 /// A collective's `completion_us`: the percentiles, `n` (samples), `ci` {level, p50: [lo, hi], p99: [lo, hi]}
 /// (order-statistic intervals, null for an open side) and `unsupported` (percentiles the samples cannot
 /// support, e.g. "p99.9 needs >= 1,000 samples; have 100"). Needs completion_us.
@@ -116,5 +119,8 @@ nlohmann::json results_json(const scen::RunResult& r);
 std::string results_csv(const scen::RunResult& r);
 /// A plain-text table of the collectives for the terminal.
 std::string results_table(const scen::RunResult& r);
+/// The same two from a PointResult (a run in segments: its percentiles as results.json holds them).
+std::string results_csv(const PointResult& r);
+std::string results_table(const PointResult& r);
 
 } // namespace ibn::analysis

@@ -2,6 +2,7 @@
 
 #include "analysis/nccl_tests.hpp"
 #include "calibration/nccl_tests_parser.hpp"
+#include "scenarios/nccl_cost.hpp"
 #include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
@@ -15,23 +16,79 @@
 
 namespace ibn::analysis {
 
+using scen::nccl_version_code;
+
 namespace {
 
-/// (size, simulated out-of-place busbw) per size. The flow engine runs in a child process: SimGrid's engine
-/// is a process singleton, so a second test of the same log (or a second log) could not run in this one.
-std::vector<std::pair<std::uint64_t, double>> simulate_busbw(const NcclTestsOptions& o) {
+struct SimRow {
+  std::uint64_t size = 0;
+  double busbw = 0, time_us = 0;
+  std::string algorithm, protocol;
+};
+
+/// The simulated out-of-place busbw, time, algorithm and protocol per size. The flow engine runs in a child
+/// process: SimGrid's engine is a process singleton, so a second test of the same log (or a second log)
+/// could not run in this one.
+std::vector<SimRow> simulate_busbw(const NcclTestsOptions& o) {
   auto run = [&] {
     nlohmann::json a = nlohmann::json::array();
-    for (const auto& r : run_nccl_tests(o).rows) a.push_back({r.size_bytes, r.oop_busbw});
+    for (const auto& r : run_nccl_tests(o).rows)
+      a.push_back({r.size_bytes, r.oop_busbw, r.oop_time_us, r.algorithm, r.protocol});
     return a.dump();
   };
   const auto j = nlohmann::json::parse(o.engine == "flow" ? run_in_child_process(run) : run());
-  std::vector<std::pair<std::uint64_t, double>> out;
-  for (const auto& e : j) out.emplace_back(e.at(0).get<std::uint64_t>(), e.at(1).get<double>());
+  std::vector<SimRow> out;
+  for (const auto& e : j)
+    out.push_back({e.at(0).get<std::uint64_t>(), e.at(1).get<double>(), e.at(2).get<double>(),
+                   e.at(3).get<std::string>(), e.at(4).get<std::string>()});
   return out;
 }
 
 } // namespace
+
+NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const std::string& log,
+                                        const ValidateOptions& opt, std::vector<std::string>* notes) {
+  const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
+  NcclTestsOptions o;
+  o.test = test;
+  o.nodes = static_cast<std::uint32_t>(run.nnodes.value_or(1));
+  const int ranks = run.nranks.value_or(run.config.ngpus.value_or(1) * static_cast<int>(o.nodes));
+  o.gpus_per_node =
+      static_cast<std::uint32_t>(run.gpus_per_node.value_or(std::max(1, ranks / static_cast<int>(o.nodes))));
+  if (opt.nics_per_node) {
+    o.nics_per_node = opt.nics_per_node;
+  } else if (!run.nics.empty()) {
+    std::set<std::string> names;
+    for (const auto& n : run.nics) names.insert(n.name);
+    o.nics_per_node = static_cast<std::uint32_t>(std::min<std::size_t>(names.size(), o.gpus_per_node));
+  }
+  o.fabric = opt.fabric;
+  o.profile = opt.profile;
+  o.engine = opt.engine;
+  o.iters = opt.iters;
+  o.warmup = opt.warmup;
+  // NCCL_ALGO chooses among the algorithms of collectives; point-to-point tests (sendrecv, alltoall)
+  // have none, and NCCL ignores the variable for them.
+  const bool has_algorithms =
+      run.collective != calib::NcclCollective::sendrecv && run.collective != calib::NcclCollective::alltoall;
+  if (!run.algo.empty() && has_algorithms)
+    o.algorithm = run.algo == "RING" || run.algo == "Ring"   ? "ring"
+                  : run.algo == "TREE" || run.algo == "Tree" ? "tree"
+                                                             : "auto";
+  if (!run.proto.empty()) {
+    std::string p = run.proto;
+    std::transform(p.begin(), p.end(), p.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (p == "simple" || p == "ll" || p == "ll128") o.protocol = p;
+  }
+  if (run.gdr && !*run.gdr && o.nodes > 1 && notes)
+    notes->push_back(
+        log + ":" + std::to_string(run.first_line) +
+        ": the measured run had GPUDirect RDMA off (GDR 0): its data went through host memory, which "
+        "the simulation does not model (NIC <-> GPU directly): expect the simulated busbw to be an upper "
+        "bound");
+  return o;
+}
 
 nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions& opt) {
   const auto runs = calib::parse_nccl_tests_file(log);
@@ -49,44 +106,7 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
     if (!opt.tests.empty() && std::find(opt.tests.begin(), opt.tests.end(), test) == opt.tests.end())
       continue;
-    NcclTestsOptions o;
-    o.test = test;
-    o.nodes = static_cast<std::uint32_t>(run.nnodes.value_or(1));
-    const int ranks = run.nranks.value_or(run.config.ngpus.value_or(1) * static_cast<int>(o.nodes));
-    o.gpus_per_node = static_cast<std::uint32_t>(
-        run.gpus_per_node.value_or(std::max(1, ranks / static_cast<int>(o.nodes))));
-    if (opt.nics_per_node) {
-      o.nics_per_node = opt.nics_per_node;
-    } else if (!run.nics.empty()) {
-      std::set<std::string> names;
-      for (const auto& n : run.nics) names.insert(n.name);
-      o.nics_per_node = static_cast<std::uint32_t>(std::min<std::size_t>(names.size(), o.gpus_per_node));
-    }
-    o.fabric = opt.fabric;
-    o.profile = opt.profile;
-    o.engine = opt.engine;
-    o.iters = opt.iters;
-    o.warmup = opt.warmup;
-    // NCCL_ALGO chooses among the algorithms of collectives; point-to-point tests (sendrecv, alltoall)
-    // have none, and NCCL ignores the variable for them.
-    const bool has_algorithms = run.collective != calib::NcclCollective::sendrecv &&
-                                run.collective != calib::NcclCollective::alltoall;
-    if (!run.algo.empty() && has_algorithms)
-      o.algorithm = run.algo == "RING" || run.algo == "Ring"   ? "ring"
-                    : run.algo == "TREE" || run.algo == "Tree" ? "tree"
-                                                               : "auto";
-    if (!run.proto.empty()) {
-      std::string p = run.proto;
-      std::transform(p.begin(), p.end(), p.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (p == "simple" || p == "ll" || p == "ll128") o.protocol = p;
-    }
-    if (run.gdr && !*run.gdr && o.nodes > 1)
-      notes.push_back(
-          log + ":" + std::to_string(run.first_line) +
-          ": the measured run had GPUDirect RDMA off (GDR 0): its data went through host memory, which "
-          "the simulation does not model (NIC <-> GPU directly): expect the simulated busbw to be an upper "
-          "bound");
+    NcclTestsOptions o = nccl_tests_options_for(run, log, opt, &notes);
     std::vector<const calib::NcclTestsRow*> measured;
     for (const auto& r : run.rows) {
       if (opt.max_bytes && r.size_bytes > opt.max_bytes) {
@@ -103,7 +123,12 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     // Simulate exactly the measured sizes.
     std::string sizes;
     for (const auto* r : measured) sizes += (sizes.empty() ? "" : ",") + std::to_string(r->size_bytes);
-    o.sets = opt.sets;
+    // The log's NCCL release selects the cost model's constants (used with nccl.costs or a profile's nccl
+    // section); a --set nccl.version given by the user comes later and wins.
+    o.sets.clear();
+    if (!run.nccl_version.empty() && nccl_version_code(run.nccl_version) > 0)
+      o.sets.push_back("nccl.version=" + run.nccl_version);
+    o.sets.insert(o.sets.end(), opt.sets.begin(), opt.sets.end());
     o.sets.push_back("jobs[0].workload.sizes=" + sizes);
     o.min_bytes = measured.front()->size_bytes;
     o.max_bytes = measured.back()->size_bytes;
@@ -115,19 +140,26 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
                         {"line", run.first_line},
                         {"algorithm", o.algorithm},
                         {"protocol", o.protocol},
-                        {"gdr", run.gdr ? nlohmann::json(*run.gdr) : nlohmann::json(nullptr)}});
+                        {"gdr", run.gdr ? nlohmann::json(*run.gdr) : nlohmann::json(nullptr)},
+                        {"nccl_version", run.nccl_version}});
     for (const auto* r : measured) {
       const auto it =
-          std::find_if(sim.begin(), sim.end(), [&](const auto& x) { return x.first == r->size_bytes; });
+          std::find_if(sim.begin(), sim.end(), [&](const auto& x) { return x.size == r->size_bytes; });
       if (it == sim.end()) continue;
-      const double err = (it->second - r->oop.busbw_gbs) / r->oop.busbw_gbs * 100.0;
+      const double err = (it->busbw - r->oop.busbw_gbs) / r->oop.busbw_gbs * 100.0;
       errors.push_back(std::abs(err));
       rows.push_back({{"file", log},
                       {"test", test},
                       {"size_bytes", r->size_bytes},
                       {"measured", r->oop.busbw_gbs},
-                      {"simulated", std::round(it->second * 1e4) / 1e4},
-                      {"error_pct", std::round(err * 100) / 100}});
+                      {"simulated", std::round(it->busbw * 1e4) / 1e4},
+                      {"error_pct", std::round(err * 100) / 100},
+                      {"measured_time_us", r->oop.time_us},
+                      {"simulated_time_us", std::round(it->time_us * 1e3) / 1e3},
+                      {"algorithm", it->algorithm},
+                      {"protocol", it->protocol},
+                      {"nodes", o.nodes},
+                      {"gpus_per_node", o.gpus_per_node}});
     }
   }
   if (errors.empty() && above_max > 0)

@@ -7,6 +7,9 @@
 // them and error_pct = (simulated - measured) / measured x 100; rows whose measured busbw prints as 0.00
 // (sizes too small for nccl-tests' two decimals) are skipped and counted. The summary holds the median and
 // maximum absolute error.
+#include "analysis/nccl_tests.hpp"
+#include "calibration/nccl_tests_parser.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -26,6 +29,13 @@ struct ValidateOptions {
   std::vector<std::string> tests;  ///< only these tests ("all_gather_perf", ...); empty = every test
   std::vector<std::string> sets;   ///< scenario overrides "key=value" (nvlink.bandwidth_gbps=2900, ...)
 };
+
+/// The nccl-tests front-end's options that reproduce one measured run of `log` (nodes, GPUs and NICs per
+/// node, algorithm and protocol from NCCL_ALGO/NCCL_PROTO, fabric, profile, engine, iterations); notes (GDR
+/// off) are appended to `notes` when given.
+NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const std::string& log,
+                                        const ValidateOptions& opt,
+                                        std::vector<std::string>* notes = nullptr);
 
 /// Validates every test in `log`; returns {"rows": [...], "summary": {...}, "runs": [...]}.
 nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions& opt);

@@ -29,8 +29,14 @@ struct WhatifOptions {
   std::vector<topo::Ratio> ratios;                 ///< empty: the scenario's own fabric only
   std::vector<pkt::ArMode> routings{pkt::ArMode::Off, pkt::ArMode::PerPacket};
   std::vector<pkt::CcMode> ccs;                    ///< congestion control per point; empty: the scenario's
+  /// Fault tokens (fault_token_json); empty: no fault dimension (rows and table as without it).
+  std::vector<std::string> faults;
+  /// Straggler tokens per point (parse_stragglers_token); empty: the dimension is absent (rows unchanged).
+  std::vector<std::string> stragglers;
   std::optional<scen::EngineKind> engine;          ///< empty: the scenario's
   unsigned threads = 1;
+  double tail_precision = 0;            ///< see analysis/segments.hpp (0: off)
+  std::uint64_t max_iterations = 10000; ///< cap with a tail precision
   std::string out_dir = "whatif-out";
   std::function<void(const std::string&)> progress;
   /// Runs a point in a child process (see PointsOptions::external); empty: in this process.
@@ -42,6 +48,8 @@ struct WhatifPoint {
   std::string oversubscription;///< "2:1" (or "file" for a fabric file)
   std::string routing;         ///< "static" or "adaptive" (and the AR mode)
   pkt::CcMode cc = pkt::CcMode::None; ///< congestion control of the point
+  std::string faults;                 ///< the point's --faults token ("" without the dimension)
+  std::string stragglers;             ///< the --stragglers token ("" when the dimension is absent)
   std::vector<std::string> overrides;
 };
 
@@ -54,7 +62,18 @@ struct WhatifRow {
   const PointResult* result = nullptr;
 };
 
-/// The points of a study, in table order (ratio major, routing minor).
+/// The scenario's `faults` section for a `whatif --faults` token: none | K-link[@TIER] | K-switch[@TIER] |
+/// degraded-Ppct[:WIDTHxRATE] (links drawn per seed; TIER a number or host-leaf, leaf-spine, spine-core for
+/// cables, leaf, spine, core for switches; defaults leaf-spine cables, spines, 2x width). "none" gives an
+/// empty object. InputError naming the token.
+nlohmann::json fault_token_json(const std::string& token);
+
+/// `whatif --stragglers` tokens: "none" | "KxF[+Dus]" — K slow nodes per job (chosen per seed), their NICs at
+/// F x the rate (0 < F <= 1), their ranks D us late every iteration; e.g. 1x0.5, 2x1+50us. Returns the scenario
+/// overrides (variability.stragglers.*); InputError naming --stragglers and the token otherwise.
+std::vector<std::string> parse_stragglers_token(const std::string& token);
+
+/// The points of a study, in table order (ratio major, then faults, routing minor).
 std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifOptions& opt);
 
 /// The rows of a study from its points' results (in memory; the fabric's ratio comes with each result).

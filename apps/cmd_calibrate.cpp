@@ -3,10 +3,13 @@
 // packet engine with a profile (scenarios/calibrate_check.hpp); measure: run real perftest on a testbed
 // (calibration/measure.hpp).
 #include "analysis/validate.hpp"
+#include "analysis/validate_repeats.hpp"
 #include "apps/commands.hpp"
 #include "calibration/fit.hpp"
 #include "calibration/measure.hpp"
+#include "calibration/nccl_tests_parser.hpp"
 #include "scenarios/calibrate_check.hpp"
+#include "scenarios/nccl_cost.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -44,6 +48,18 @@ double parse_link_rate(const std::string& text) {
                    "' is neither a link (4xQDR, HDR, NDR200, ...) nor a rate (100G, 200Gbps, 400Gb/s)");
 }
 
+void print_variability(const calib::VariabilityModel& v) {
+  std::printf("  variability from %zu runs: run state sigma", v.inputs.size());
+  for (const auto& s : v.state) std::printf(" %s:%.4f", format_size(s.size_bytes).c_str(), s.sigma);
+  std::printf("\n  launch jitter per iteration: body median %.3f us (sigma %.2f), tail p %.3g, xm %.1f us, "
+              "alpha %.2f "
+              "(%llu pairs, %llu tail events)\n",
+              v.launch.median, v.launch.sigma, v.launch.tail_p, v.launch.tail_xm, v.launch.tail_alpha,
+              static_cast<unsigned long long>(v.within_pairs),
+              static_cast<unsigned long long>(v.tail_events));
+  for (const auto& n : v.notes) std::printf("  note: %s\n", n.c_str());
+}
+
 struct FitOpts {
   std::vector<std::string> files;
   std::string out;
@@ -53,9 +69,131 @@ struct FitOpts {
   int hops = 0;
   std::vector<std::string> file_hops;
   int max_segments = 4;
+  std::string nccl_max_bytes = "64K";
+  std::string nccl_engine = "packet";
+  std::string nccl_fabric;
+  std::vector<std::string> repeats;
+  std::string base;
 };
 
+bool is_nccl_tests_log(const std::string& file, const std::string& content) {
+  std::istringstream in(content);
+  try {
+    return !calib::parse_nccl_tests(in, file).empty();
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+/// The NCCL cost fit (docs/calibration.md, "NCCL costs"): every nccl-tests log is simulated without NCCL's
+/// software costs up to `max_bytes`; the per-row difference measured - simulated, less NCCL's intra-node
+/// step costs, is fitted as base + net_steps x net_step (calib::fit_nccl_costs).
+calib::NcclCostFit fit_nccl_section(const std::vector<std::string>& logs, const FitOpts& o,
+                                    std::vector<std::string>& warnings) {
+  const std::uint64_t max_bytes = parse_size_bytes(o.nccl_max_bytes, "--nccl-max-bytes");
+  struct Row {
+    calib::NcclCostPoint point;
+    std::string protocol, algorithm;
+    double base_prior = 0;
+  };
+  std::vector<Row> rows;
+  std::string version;
+  calib::NcclCostFit out;
+  for (const auto& log : logs) {
+    analysis::ValidateOptions v;
+    v.engine = o.nccl_engine;
+    v.fabric = o.nccl_fabric;
+    v.iters = 2;
+    v.warmup = 1;
+    v.max_bytes = max_bytes;
+    const auto j = analysis::validate_nccl_tests(log, v);
+    std::string log_version;
+    for (const auto& r : j.at("runs"))
+      if (log_version.empty()) log_version = r.value("nccl_version", std::string());
+    if (!log_version.empty() && version.empty()) version = log_version;
+    if (!log_version.empty() && log_version != version)
+      warnings.push_back(log + ": NCCL " + log_version + " while an earlier log has " + version +
+                         "; the fit mixes them under " + version);
+    const auto& table = scen::nccl_cost_table(log_version, log);
+    std::size_t used = 0;
+    for (const auto& r : j.at("rows")) {
+      const auto op = scen::parse_coll_op(
+          r.at("test").get<std::string>().substr(0, r.at("test").get<std::string>().size() - 5), log);
+      const std::string algo = r.at("algorithm"), proto = r.at("protocol");
+      const std::uint32_t gpn = r.at("gpus_per_node"), nodes = r.at("nodes");
+      const auto counts = scen::nccl_step_counts(table, op, algo, gpn * nodes, nodes);
+      scen::NcclCostInputs ci;
+      ci.algorithm = algo;
+      ci.protocol = proto;
+      ci.ranks = gpn * nodes;
+      ci.nodes = nodes;
+      const auto costs = scen::nccl_step_costs(table, ci);
+      Row row;
+      row.point.net_steps = counts.net;
+      row.point.size_bytes = r.at("size_bytes").get<double>();
+      row.point.residual_us = r.at("measured_time_us").get<double>() -
+                              r.at("simulated_time_us").get<double>() - counts.intra * costs.intra_us;
+      row.protocol = proto;
+      row.algorithm = algo;
+      row.base_prior = costs.base_us;
+      rows.push_back(row);
+      ++used;
+    }
+    out.sources.push_back(log + " (" + std::to_string(used) + " rows <= " + format_size(max_bytes) + ")");
+  }
+  // The protocol most rows ran in (small sizes: LL as a rule); the fit covers that protocol only.
+  std::map<std::string, std::size_t> per_proto;
+  for (const auto& r : rows) ++per_proto[r.protocol];
+  std::string proto;
+  std::size_t best = 0;
+  for (const auto& [p, n] : per_proto)
+    if (n > best) proto = p, best = n;
+  std::vector<calib::NcclCostPoint> pts;
+  double prior = 0;
+  for (const auto& r : rows)
+    if (r.protocol == proto) {
+      if (pts.empty()) prior = r.base_prior;
+      pts.push_back(r.point);
+    }
+  if (pts.size() < rows.size())
+    warnings.push_back("NCCL cost fit: " + std::to_string(rows.size() - pts.size()) +
+                       " row(s) in another protocol than " + proto + " left out");
+  const auto e = calib::fit_nccl_costs(pts, prior);
+  out.version = version;
+  out.protocol = proto;
+  out.base = {e.base_us, "us", e.r2, e.max_residual_us, "us", e.points};
+  out.net_step = {e.net_step_us, "us", e.r2, e.max_residual_us, "us", e.points};
+  out.base_fixed = e.base_fixed;
+  out.max_bytes = max_bytes;
+  return out;
+}
+
 void run_fit(const FitOpts& o) {
+  if (o.files.empty() && o.repeats.empty())
+    throw InputError(
+        "calibrate fit: give perftest FILES, or --repeats LOG LOG ... (with FILES or --base PROFILE)");
+  if (!o.base.empty() && !o.files.empty())
+    throw InputError(
+        "--base: give either perftest FILES (a new device fit) or --base PROFILE (an existing one)");
+  if (!o.base.empty() && o.repeats.empty()) throw InputError("--base: only with --repeats");
+  if (!o.repeats.empty() && o.files.empty() && o.base.empty())
+    throw InputError(
+        "--repeats: the variability model is written into a device profile; give the perftest FILES to "
+        "fit one, or --base PROFILE to add it to an existing profile");
+  std::vector<std::string> inputs = o.files;
+  inputs.insert(inputs.end(), o.repeats.begin(), o.repeats.end());
+  if (!o.base.empty()) inputs.push_back(o.base);
+  refuse_output_equal_to_input(o.out, inputs, "-o");
+  if (o.files.empty()) {
+    calib::Profile p = calib::Profile::load(o.base);
+    p.variability = analysis::fit_repeats(o.repeats, {});
+    write_file_atomic(o.out,
+                      p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    std::printf("profile %s: %s with the variability of %zu runs\n", o.out.c_str(), o.base.c_str(),
+                o.repeats.size());
+    print_variability(*p.variability);
+    return;
+  }
   calib::FitOptions opt;
   opt.generator = std::string("ibnetsim ") + kVersion + " calibrate fit";
   if (!o.link_rate.empty()) {
@@ -70,7 +208,14 @@ void run_fit(const FitOpts& o) {
   if (o.hops < 0 || o.hops > 16) throw InputError("--hops: must be 0..16");
   refuse_output_equal_to_input(o.out, o.files, "-o");
   std::vector<calib::FitSource> src;
-  for (const auto& f : o.files) src.push_back({f, read_all(f), o.hops});
+  std::vector<std::string> nccl_logs;
+  for (const auto& f : o.files) {
+    auto content = read_all(f);
+    if (is_nccl_tests_log(f, content))
+      nccl_logs.push_back(f);
+    else
+      src.push_back({f, std::move(content), o.hops});
+  }
   for (const auto& fh : o.file_hops) {
     const auto eq = fh.rfind('=');
     if (eq == std::string::npos) throw InputError("--file-hops: expected FILE=N, got '" + fh + "'");
@@ -82,7 +227,28 @@ void run_fit(const FitOpts& o) {
       if (s.file == file) s.hops = static_cast<int>(n), found = true;
     if (!found) throw InputError("--file-hops " + fh + ": '" + file + "' is not one of the input files");
   }
-  const calib::Profile p = calib::fit_profile(src, opt);
+  calib::Profile p;
+  if (!src.empty()) {
+    p = calib::fit_profile(src, opt);
+  } else {
+    // nccl-tests logs only: the device part keeps the engine defaults.
+    p.generator = opt.generator;
+    p.link_rate_source = "unknown";
+    p.warnings.push_back("no perftest input: the device settings are the engine defaults");
+  }
+  if (!nccl_logs.empty()) {
+    for (const auto& f : nccl_logs) {
+      const auto content = read_all(f);
+      calib::ProfileInput in;
+      in.file = f;
+      in.fnv1a64 = calib::fnv1a64_hex(content);
+      in.bytes = content.size();
+      in.tests.push_back("nccl-tests");
+      p.inputs.push_back(in);
+    }
+    p.nccl = fit_nccl_section(nccl_logs, o, p.warnings);
+  }
+  if (!o.repeats.empty()) p.variability = analysis::fit_repeats(o.repeats, {});
   // Bytes that are not UTF-8 in the inputs (a device name, a file name) become U+FFFD in the profile.
   write_file_atomic(o.out, p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   // A short human summary.
@@ -104,10 +270,19 @@ void run_fit(const FitOpts& o) {
   if (p.switch_latency_fit)
     std::printf("  switch latency: %.1f ns per hop (R^2 %.4f)\n", p.switch_latency_fit->value,
                 p.switch_latency_fit->r2);
+  if (p.nccl)
+    std::printf("  NCCL %s costs (%s, %llu rows <= %llu B): base %.2f us%s, net step %.2f us  (R^2 %.4f, max "
+                "residual %.2f us)\n",
+                p.nccl->version.empty() ? "?" : p.nccl->version.c_str(), p.nccl->protocol.c_str(),
+                static_cast<unsigned long long>(p.nccl->base.points),
+                static_cast<unsigned long long>(p.nccl->max_bytes), p.nccl->base.value,
+                p.nccl->base_fixed ? " (NCCL's table value: one step count in the inputs)" : "",
+                p.nccl->net_step.value, p.nccl->base.r2, p.nccl->base.max_residual);
   std::printf(
       "  engine: nic_tx %.1f ns, nic_rx %.1f ns, switch %.1f ns (%s), HCA cap %g Gb/s, message gap %.1f ns\n",
       p.nic_tx_latency.to_ns(), p.nic_rx_latency.to_ns(), p.switch_latency.to_ns(),
       p.switch_latency_source.c_str(), p.hca_rate_gbps, p.message_gap.to_ns());
+  if (p.variability) print_variability(*p.variability);
   for (const auto& w : p.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
 
@@ -216,7 +391,15 @@ void add_calibrate_command(CLI::App& app) {
   auto* fit = cal->add_subcommand(
       "fit", "Fit a profile (latency segments, bandwidth, switch latency, noise) from perftest outputs.\n"
              "Example: ibnetsim calibrate fit write_bw.txt write_lat.txt --link-rate 4xQDR -o profile.json");
-  fit->add_option("FILES", f->files, "perftest output files (ib_write_bw, ib_write_lat, ...)")->required();
+  fit->add_option("FILES", f->files,
+                  "perftest output files (ib_write_bw, ib_write_lat, ...) and/or nccl-tests logs (multi-node: "
+                  "NCCL's base and per-step network costs)");
+  fit->add_option("--repeats", f->repeats,
+                  "repeated nccl-tests (or OSU) outputs of one configuration: fit the variability model "
+                  "(run state, launch jitter) into the profile")
+      ->expected(1, -1);
+  fit->add_option("--base", f->base,
+                  "with --repeats and no FILES: the profile to add the variability model to");
   fit->add_option("-o,--output", f->out, "profile JSON to write")->required();
   fit->add_option(
       "--link-rate", f->link_rate,
@@ -229,6 +412,15 @@ void add_calibrate_command(CLI::App& app) {
   fit->add_option("--hops", f->hops, "switches between the two hosts in every file")->capture_default_str();
   fit->add_option("--file-hops", f->file_hops,
                   "FILE=N: switches between the hosts for one file (repeatable)");
+  fit->add_option("--nccl-max-bytes", f->nccl_max_bytes,
+                  "nccl-tests inputs: fit NCCL's costs on rows up to this size")
+      ->capture_default_str();
+  fit->add_option("--nccl-engine", f->nccl_engine,
+                  "nccl-tests inputs: engine of the simulations (packet, flow)")
+      ->check(CLI::IsMember({"packet", "flow"}))
+      ->capture_default_str();
+  fit->add_option("--nccl-fabric", f->nccl_fabric,
+                  "nccl-tests inputs: fabric of the simulations (default: a non-blocking NDR fat-tree)");
   fit->add_option("--max-segments", f->max_segments, "most latency segments to try (1..8)")
       ->capture_default_str();
   fit->callback([f] { run_fit(*f); });

@@ -1,14 +1,19 @@
 // `ibnetsim run SCENARIO.json`: one simulation of a scenario; writes OUT_DIR/results.json and results.csv.
 #include "analysis/results.hpp"
+#include "analysis/segments.hpp"
 #include "analysis/trace.hpp"
 #include "apps/commands.hpp"
 #include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
+#include "sim/progress.hpp"
 #include "sim/units.hpp"
 
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace ibn::app {
 namespace {
@@ -22,7 +27,55 @@ struct RunOpts {
   bool quiet = false;
   std::string trace;
   std::size_t trace_limit = 200000;
+  std::string tail_precision;
+  std::uint64_t max_iters = 10000;
 };
+
+std::string format_double(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+/// `run` with run.segment_iterations or --tail-precision (analysis/segments.hpp): checkpoints under OUT_DIR.
+void run_in_segments(const scen::Scenario& s, const RunOpts& o, ProgressBoard& board,
+                     ProgressPrinter& printer) {
+  if (!o.trace.empty())
+    throw InputError(
+        "--trace: not available with run.segment_iterations or --tail-precision (trace one run)");
+  analysis::SegmentOptions so;
+  so.checkpoint_dir = o.out;
+  if (!o.tail_precision.empty()) {
+    so.tail_precision = analysis::parse_tail_precision(o.tail_precision, "--tail-precision");
+    if (o.max_iters < 1) throw InputError("--max-iters must be at least 1");
+    so.max_iterations = o.max_iters;
+  }
+  so.progress = &board.slot(0);
+  if (!o.quiet) so.log = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
+  // The flow engine: one SimGrid per process, so each segment runs in a child and this thread prints.
+  so.segments_in_child_processes = s.engine == scen::EngineKind::Flow;
+  if (so.segments_in_child_processes)
+    so.on_wait = [&printer] { printer.tick(); };
+  else
+    printer.start_thread();
+  const auto r = analysis::run_point_segmented(s, so);
+  printer.stop();
+  for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
+  write_file_atomic(o.out + "/results.json", analysis::to_json(r).dump(2) + "\n");
+  write_file_atomic(o.out + "/results.csv", analysis::results_csv(r));
+  std::cout << analysis::results_table(r);
+  if (const auto& t = r.manifest.tail_precision; t.is_object()) {
+    const auto& h = t.at("half_width_pct");
+    std::cerr << "tail precision: p99's 95 % interval half-width "
+              << (h.is_null() ? std::string("unbounded") : format_double(h.get<double>()) + " %")
+              << " of p99 after " << t.at("iterations").get<std::uint64_t>() << " iterations (target "
+              << format_double(t.at("target_pct").get<double>()) << " %, "
+              << (t.at("reached").get<bool>() ? "reached" : "not reached within --max-iters") << ")\n";
+  }
+  std::cerr << "wrote " << o.out << "/results.json and results.csv ("
+            << r.manifest.segments.at("count").get<std::size_t>() << " segment(s), " << r.engine.events
+            << " events, " << r.engine.wall_s << " s)\n";
+}
 
 } // namespace
 
@@ -40,15 +93,36 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", o->trace,
                   "write a Chrome/Perfetto trace of the transfers of each collective's first measured iteration");
   cmd->add_option("--trace-limit", o->trace_limit, "most spans in the trace")->capture_default_str();
+  cmd->add_option(
+      "--tail-precision", o->tail_precision,
+      "run more iterations (in segments) until the 95 % interval of every p99 is within P % of it, "
+      "e.g. 5%");
+  cmd->add_option("--max-iters", o->max_iters,
+                  "with --tail-precision: most measured iterations per collective")
+      ->capture_default_str();
   cmd->callback([o] {
     auto sets = o->sets;
     if (o->seed >= 0) sets.push_back("seed=" + std::to_string(o->seed));
     if (!o->engine.empty()) sets.push_back("engine=" + o->engine);
     const auto s = scen::load_scenario(o->scenario, sets);
+    // Progress: percentage, elapsed time and ETA on stderr (sim/progress.hpp).
+    ProgressBoard board(1);
+    ProgressPrinter printer(
+        board, {""}, o->quiet ? std::function<void(const std::string&)>() : [](const std::string& line) {
+          std::cerr << "  " << line << "\n";
+        });
+    board.slot(0).start();
+    if (s.segment_iterations > 0 || !o->tail_precision.empty()) {
+      run_in_segments(s, *o, board, printer);
+      return;
+    }
     scen::RunOptions ro;
-    if (!o->quiet) ro.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
+    ro.progress_slot = &board.slot(0);
+    if (!o->quiet) ro.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; }; // the estimate
     if (!o->trace.empty()) ro.trace_limit = o->trace_limit;
+    printer.start_thread();
     const auto r = scen::run_scenario(s, ro);
+    printer.stop();
     for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
     write_file_atomic(o->out + "/results.json", analysis::to_json(analysis::point_result(r)).dump(2) + "\n");
     write_file_atomic(o->out + "/results.csv", analysis::results_csv(r));

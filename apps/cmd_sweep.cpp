@@ -106,8 +106,8 @@ void add_sweep_command(CLI::App& app) {
     po.out_dir = o->out;
     po.rank = rank;
     po.ranks = ranks;
-    po.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(ranks));
-    if (base.engine == scen::EngineKind::Flow) po.threads = 1;
+    po.threads =
+        o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(ranks));
     if (!o->quiet)
       po.progress = [rank](const std::string& line) { std::cerr << "  [rank " << rank << "] " << line << "\n"; };
     std::cerr << "ibnetsim sweep: " << points.size() << " points, rank " << rank << " of " << ranks << "\n";

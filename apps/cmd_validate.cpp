@@ -2,6 +2,7 @@
 // size. `ibnetsim validate osu LOG [--nodes N --ppn K] [--fabric F] [--profile P] [--json]`: measured vs
 // simulated latency per size of an OSU / IMB output.
 #include "analysis/validate.hpp"
+#include "analysis/validate_repeats.hpp"
 #include "apps/commands.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
@@ -52,7 +53,8 @@ void add_validate_command(CLI::App& app) {
              "between two nodes, MPI AllReduce over host memory) and compare per size.\n"
              "Nodes and ranks per node: --nodes/--ppn, else the launcher line in the file (mpirun -np 144 "
              "-ppn 36).\n"
-             "Example: ibnetsim validate osu osu_allreduce.txt --nodes 4 --ppn 36 --rate EDR --json");
+             "Example: ibnetsim validate osu osu_results.txt --test osu_allreduce --nodes 4 --ppn 36 --rate "
+             "EDR --json");
   osu->add_option("LOG", *ulog, "OSU or IMB-MPI1 output")->required();
   osu->add_option("--nodes", u->nodes, "nodes of the measured run (with --ppn)");
   osu->add_option("--ppn", u->ppn, "MPI ranks per node (with --nodes)");
@@ -97,6 +99,42 @@ void add_validate_command(CLI::App& app) {
       std::cout << v.dump(2) << "\n";
     else
       std::cout << analysis::validate_osu_table(v);
+  });
+
+  auto rp = std::make_shared<analysis::RepeatsOptions>();
+  auto rlogs = std::make_shared<std::vector<std::string>>();
+  auto rjson = std::make_shared<bool>(false);
+  auto rloo = std::make_shared<bool>(false);
+  auto rmax = std::make_shared<std::string>("32M");
+  auto* rep = v->add_subcommand(
+      "repeats", "Leave-one-out check of the variability model on repeated nccl-tests runs: each run held "
+                 "back in turn, the "
+                 "model fitted on the others, the run's configuration simulated; is each measured time "
+                 "inside the predicted "
+                 "[p1, p99], and how far is the predicted p99/p50 from the measured one.\n"
+                 "Example: ibnetsim validate repeats run1.log run2.log run3.log --leave-one-out --json");
+  rep->add_option("LOGS", *rlogs, "nccl-tests outputs (one test each), at least three")->required();
+  rep->add_flag("--leave-one-out", *rloo, "hold back each run in turn (the only mode; required)");
+  rep->add_option("--fabric", rp->sim.fabric, "fabric file (default: a non-blocking NDR fat-tree that fits)");
+  rep->add_option("--profile", rp->sim.profile, "calibration profile JSON for the base simulation");
+  rep->add_option("--engine", rp->sim.engine, "packet or flow")
+      ->check(CLI::IsMember({"packet", "flow"}))
+      ->capture_default_str();
+  rep->add_option("-n,--iters", rp->sim.iters, "simulated iterations per size")->capture_default_str();
+  rep->add_option("--draws", rp->draws, "Monte Carlo runs per size")->capture_default_str();
+  rep->add_option("--max-bytes", *rmax, "compare sizes up to this (simulation cost)")->capture_default_str();
+  rep->add_option("--set", rp->sim.sets, "override a scenario key of the base simulation (repeatable)");
+  rep->add_flag("--json", *rjson, "print JSON rows, per-run results and summary");
+  rep->callback([rp, rlogs, rjson, rloo, rmax] {
+    if (!*rloo) throw InputError("validate repeats: --leave-one-out is required (the only mode)");
+    if (rp->draws < 100) throw InputError("--draws: at least 100 (p1 and p99 need them)");
+    if (rp->sim.iters == 0) throw InputError("-n: at least one iteration");
+    rp->max_bytes = parse_size_bytes(*rmax, "--max-bytes");
+    const auto r = analysis::validate_repeats(*rlogs, *rp);
+    if (*rjson)
+      std::cout << r.dump(2) << "\n";
+    else
+      std::cout << analysis::validate_repeats_table(r);
   });
 }
 

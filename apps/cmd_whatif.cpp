@@ -3,6 +3,7 @@
 // the built-in default study (scen::default_scenario_json()). Writes OUT_DIR/whatif.json, one results.json
 // per point under OUT_DIR/points/, and OUT_DIR/report.html.
 #include "analysis/report.hpp"
+#include "analysis/segments.hpp"
 #include "analysis/whatif.hpp"
 #include "apps/commands.hpp"
 #include "scenarios/scenario.hpp"
@@ -21,11 +22,15 @@ struct WhatifOpts {
   std::string ratios = "1:1,2:1,4:1";
   std::string routing = "off,per-packet";
   std::string cc;
+  std::string stragglers;
   std::string engine;
+  std::string faults;
   std::vector<std::string> sets;
   unsigned jobs = 0;
   std::string out = "whatif-out";
   bool quiet = false;
+  std::string tail_precision;
+  std::uint64_t max_iters = 10000;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -58,10 +63,26 @@ void add_whatif_command(CLI::App& app) {
   cmd->add_option("--routing", o->routing, "adaptive-routing modes to compare: off, per-packet, bounded")
       ->capture_default_str();
   cmd->add_option("--cc", o->cc, "congestion-control settings to compare: none, dcqcn, ibcc (default: the scenario's)");
+  cmd->add_option(
+      "--faults", o->faults,
+      "fault settings to compare: none, K-link[@TIER], K-switch[@TIER], degraded-Ppct[:WIDTHxRATE] "
+      "(drawn per seed, from t = 0; docs/cli.md)");
+  cmd->add_option("--stragglers", o->stragglers,
+                  "straggler settings to compare: none, KxF[+Dus] (K slow nodes per job, NIC at F x its rate, "
+                  "ranks D us late), e.g. none,1x0.5,2x0.5+20us (default: the dimension is absent)");
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's)")
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
   cmd->add_option("--set", o->sets, "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
-  cmd->add_option("-j,--jobs", o->jobs, "points run in parallel (default: the number of cores)");
+  cmd->add_option(
+      "-j,--jobs", o->jobs,
+      "points run in parallel, on both engines (flow: one child process each; default: the cores)");
+  cmd->add_option(
+      "--tail-precision", o->tail_precision,
+      "run more iterations (in segments) until the 95 % interval of every p99 is within P % of it, "
+      "e.g. 5%");
+  cmd->add_option("--max-iters", o->max_iters,
+                  "with --tail-precision: most measured iterations per collective")
+      ->capture_default_str();
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o] {
@@ -75,16 +96,24 @@ void add_whatif_command(CLI::App& app) {
     for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
     if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");
     for (const auto& c : split(o->cc)) wo.ccs.push_back(pkt::parse_cc_mode(c, "--cc"));
+    for (const auto& f : split(o->faults)) (void)analysis::fault_token_json(f), wo.faults.push_back(f);
+    if (!o->faults.empty() && wo.faults.empty()) throw InputError("--faults: give at least one token");
+    wo.stragglers = split(o->stragglers);
     if (!o->engine.empty()) wo.engine = scen::parse_engine(o->engine, "--engine");
     wo.threads = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
-    if (wo.engine.value_or(s.engine) == scen::EngineKind::Flow) wo.threads = 1; // SimGrid: one engine per process
+    if (!o->tail_precision.empty()) {
+      wo.tail_precision = analysis::parse_tail_precision(o->tail_precision, "--tail-precision");
+      if (o->max_iters < 1) throw InputError("--max-iters must be at least 1");
+      wo.max_iterations = o->max_iters;
+    }
     wo.out_dir = o->out;
     if (!o->quiet) wo.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
     auto count_only = wo; // the count for the banner; run_whatif says the leaf-port choices itself
     count_only.progress = nullptr;
     const auto points = analysis::whatif_points(s, count_only);
-    std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points on " << wo.threads
-              << " thread(s), writing " << o->out << "/\n";
+    const bool flow = wo.engine.value_or(s.engine) == scen::EngineKind::Flow;
+    std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points, " << wo.threads
+              << (flow ? " child process(es)" : " thread(s)") << " at a time, writing " << o->out << "/\n";
     const auto doc = analysis::run_whatif(s, wo);
     std::cout << analysis::whatif_table(doc);
     write_file_atomic(o->out + "/report.html", analysis::render_report(doc, o->out + "/whatif.json"));

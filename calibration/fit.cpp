@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace ibn::calib {
 namespace {
@@ -379,11 +380,11 @@ Profile fit_profile(const std::vector<FitSource>& sources, const FitOptions& opt
   p.devices.assign(devices.begin(), devices.end());
   if (layer_seen && layer_seen->first == "Ethernet") {
     p.link_layer = pkt::LinkLayer::RoCEv2;
-    p.header_bytes = 82;
+    p.header_bytes = common::kRoceV2HeaderBytes;
   } else {
     if (!layer_seen) p.warnings.push_back("no 'Link type' in any header: assuming InfiniBand");
     p.link_layer = pkt::LinkLayer::InfiniBand;
-    p.header_bytes = 26;
+    p.header_bytes = common::kIbHeaderBytes;
   }
   if (mtu_seen) {
     // perftest prints the path MTU, 256..4096 B (RoCE up to 9000); anything else is a damaged log.
@@ -521,6 +522,70 @@ Profile fit_profile(const std::vector<FitSource>& sources, const FitOptions& opt
     p.warnings.push_back("no latency test: nic_tx/nic_rx latency left at the engine defaults (300 ns each)");
   }
   return p;
+}
+
+NcclCostEstimate fit_nccl_costs(const std::vector<NcclCostPoint>& points, double base_prior_us) {
+  if (points.size() < 3)
+    throw InputError("NCCL cost fit: " + std::to_string(points.size()) +
+                     " small-size row(s); at least 3 are needed");
+  bool any_net = false;
+  double lo = points.front().net_steps, hi = lo;
+  for (const auto& p : points) {
+    any_net = any_net || p.net_steps > 0;
+    lo = std::min(lo, p.net_steps), hi = std::max(hi, p.net_steps);
+  }
+  if (!any_net)
+    throw InputError("NCCL cost fit: no row crosses nodes (single-node runs have no network step to fit)");
+  NcclCostEstimate e;
+  e.points = points.size();
+  e.base_fixed = hi - lo < 0.5;
+  const auto n = static_cast<Eigen::Index>(points.size());
+  // Sizes scaled to MiB so the columns are of comparable magnitude.
+  auto solve = [&](bool with_base, bool with_net, double base, double net) {
+    const Eigen::Index cols = (with_base ? 1 : 0) + (with_net ? 1 : 0) + 1;
+    Eigen::MatrixXd A(n, cols);
+    Eigen::VectorXd b(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const auto& p = points[static_cast<std::size_t>(i)];
+      Eigen::Index c = 0;
+      if (with_base) A(i, c++) = 1.0;
+      if (with_net) A(i, c++) = p.net_steps;
+      A(i, c) = p.size_bytes / 1048576.0;
+      b(i) = p.residual_us - (with_base ? 0.0 : base) - (with_net ? 0.0 : net * p.net_steps);
+    }
+    const Eigen::VectorXd x = A.colPivHouseholderQr().solve(b);
+    Eigen::Index c = 0;
+    if (with_base) base = x(c++);
+    if (with_net) net = x(c++);
+    return std::tuple<double, double, double>{base, net, x(c) / 1048576.0};
+  };
+  double base = base_prior_us, net = 0, slope = 0;
+  if (e.base_fixed) {
+    std::tie(base, net, slope) = solve(false, true, base_prior_us, 0);
+    if (net < 0) std::tie(base, net, slope) = solve(false, false, base_prior_us, 0);
+  } else {
+    std::tie(base, net, slope) = solve(true, true, 0, 0);
+    if (base < 0) {
+      e.base_fixed = true;
+      std::tie(base, net, slope) = solve(false, true, 0, 0);
+    }
+    if (net < 0) std::tie(base, net, slope) = solve(true, false, 0, 0);
+  }
+  e.base_us = std::max(0.0, base);
+  e.net_step_us = std::max(0.0, net);
+  e.slope_us_per_byte = slope;
+  double mean = 0;
+  for (const auto& p : points) mean += p.residual_us;
+  mean /= static_cast<double>(points.size());
+  double ss_res = 0, ss_tot = 0;
+  for (const auto& p : points) {
+    const double fit = e.base_us + e.net_step_us * p.net_steps + e.slope_us_per_byte * p.size_bytes;
+    ss_res += (p.residual_us - fit) * (p.residual_us - fit);
+    ss_tot += (p.residual_us - mean) * (p.residual_us - mean);
+    e.max_residual_us = std::max(e.max_residual_us, std::abs(p.residual_us - fit));
+  }
+  e.r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
+  return e;
 }
 
 } // namespace ibn::calib

@@ -93,6 +93,28 @@ struct FitOptions {
   std::string generator = "ibnetsim calibrate fit";
 };
 
+/// One small-size row of a real nccl-tests run for the NCCL cost fit: the measured time minus what the
+/// simulation without NCCL's software costs gives (and minus NCCL's intra-node step costs), against the
+/// run's inter-node step count on the critical path.
+struct NcclCostPoint {
+  double net_steps = 0;  ///< inter-node steps of the algorithm NCCL ran (scenarios/nccl_cost.hpp)
+  double size_bytes = 0; ///< the row's size
+  double residual_us = 0;
+};
+
+/// residual = base + net_steps x net_step + size x c, least squares (Eigen, column-pivoting QR); c absorbs
+/// a size trend and is not kept. With fewer than two distinct step counts base and net_step cannot be told
+/// apart: base is held at `base_prior_us` (NCCL's table value) and only net_step and c are fitted
+/// (base_fixed). Negative estimates are clamped to 0 (and the other parameter refitted). InputError when
+/// there are fewer than 3 points or no point has a network step.
+struct NcclCostEstimate {
+  double base_us = 0, net_step_us = 0, slope_us_per_byte = 0;
+  bool base_fixed = false;
+  double r2 = 0, max_residual_us = 0;
+  std::size_t points = 0;
+};
+NcclCostEstimate fit_nccl_costs(const std::vector<NcclCostPoint>& points, double base_prior_us);
+
 /// Parses every source and fits a profile. Warnings go to Profile::warnings. Throws InputError when
 /// nothing usable is found or the inputs disagree (MTU, link layer).
 Profile fit_profile(const std::vector<FitSource>& sources, const FitOptions& opt);

@@ -1,5 +1,7 @@
 #include "calibration/nccl_tests_parser.hpp"
 
+#include "calibration/nccl_tests_table.hpp"
+
 #include "calibration/text_scan.hpp"
 #include "sim/error.hpp"
 
@@ -18,130 +20,12 @@ using detail::split_ws;
 using detail::starts_with;
 using detail::trim;
 
-struct Binary {
-  std::string_view name;
-  NcclCollective collective;
-};
-// nccl-tests binaries; gather/scatter/hypercube exist but are not modelled (-> unknown).
-constexpr std::array<Binary, 10> kBinaries = {{
-    {"all_reduce_perf", NcclCollective::all_reduce},
-    {"all_gather_perf", NcclCollective::all_gather},
-    {"reduce_scatter_perf", NcclCollective::reduce_scatter},
-    {"alltoall_perf", NcclCollective::alltoall},
-    {"sendrecv_perf", NcclCollective::sendrecv},
-    {"broadcast_perf", NcclCollective::broadcast},
-    {"reduce_perf", NcclCollective::reduce},
-    {"gather_perf", NcclCollective::unknown},
-    {"scatter_perf", NcclCollective::unknown},
-    {"hypercube_perf", NcclCollective::unknown},
-}};
-
-/// The first nccl-tests binary named in `t` (as a whole word), if any. The MPI build's names
-/// ("all_reduce_perf_mpi", nccl-tests built with MPI=1 in some packagings) count as the binary.
-std::optional<Binary> find_binary(std::string_view t) {
-  std::optional<Binary> best;
-  std::size_t best_pos = std::string_view::npos;
-  for (const Binary& b : kBinaries) {
-    const std::string mpi = std::string(b.name) + "_mpi";
-    const std::size_t p = std::min(find_word(t, b.name), find_word(t, mpi));
-    if (p < best_pos) {
-      best_pos = p;
-      best = b;
-    }
-  }
-  return best;
-}
-
-std::optional<std::uint64_t> type_size(std::string_view t) {
-  const std::string s = detail::to_lower(t);
-  if (s == "int8" || s == "uint8" || s == "char" || s == "f8e4m3" || s == "f8e5m2" || s == "fp8_e4m3" ||
-      s == "fp8_e5m2")
-    return 1;
-  if (s == "half" || s == "float16" || s == "bfloat16" || s == "bf16" || s == "fp16") return 2;
-  if (s == "int32" || s == "uint32" || s == "int" || s == "float" || s == "float32") return 4;
-  if (s == "int64" || s == "uint64" || s == "double" || s == "float64") return 8;
-  return std::nullopt;
-}
-
-// ---- table layout -------------------------------------------------------------------------------------
-
-enum class Desc { size, count, type, redop, root };
-
-struct Layout {
-  std::vector<Desc> desc;
-  std::vector<bool>
-      group_has_wrong;         ///< one entry per result group (1 or 2); true when "#wrong"/"error" is printed
-  bool wrong_is_count = false; ///< "#wrong" (a count of bad values), not old "error" (max relative error)
-  std::size_t group_size(std::size_t g) const { return group_has_wrong[g] ? 4 : 3; }
-  std::size_t oop_fields() const { return desc.size() + group_size(0); }
-  std::size_t full_fields() const { return oop_fields() + (group_has_wrong.size() > 1 ? group_size(1) : 0); }
-};
-
-bool is_table_header(const std::vector<std::string_view>& toks) {
-  auto has = [&](std::string_view w) { return std::find(toks.begin(), toks.end(), w) != toks.end(); };
-  return !toks.empty() && toks.front() == "size" && has("count") && has("time");
-}
-
-Layout parse_layout(const std::vector<std::string_view>& toks, const std::string& source, std::size_t line) {
-  auto fail = [&](const std::string& msg) -> Layout { throw InputError(at_line(source, line, msg)); };
-  Layout lay;
-  std::size_t i = 0;
-  for (; i < toks.size(); ++i) {
-    const std::string_view t = toks[i];
-    if (t == "size")
-      lay.desc.push_back(Desc::size);
-    else if (t == "count")
-      lay.desc.push_back(Desc::count);
-    else if (t == "type")
-      lay.desc.push_back(Desc::type);
-    else if (t == "redop")
-      lay.desc.push_back(Desc::redop);
-    else if (t == "root")
-      lay.desc.push_back(Desc::root);
-    else
-      break;
-  }
-  if (lay.desc.size() < 3 || lay.desc[0] != Desc::size || lay.desc[1] != Desc::count ||
-      lay.desc[2] != Desc::type)
-    return fail("nccl-tests table header must start with 'size count type'");
-  while (i < toks.size()) {
-    if (lay.group_has_wrong.size() == 2)
-      return fail("nccl-tests table header has more than two result groups");
-    if (i + 3 > toks.size() || toks[i] != "time" || toks[i + 1] != "algbw" || toks[i + 2] != "busbw")
-      return fail("unrecognised nccl-tests table header at '" + std::string(toks[i]) +
-                  "' (expected 'time algbw busbw #wrong')");
-    i += 3;
-    const bool count = i < toks.size() && (toks[i] == "#wrong" || toks[i] == "wrong");
-    const bool wrong = count || (i < toks.size() && toks[i] == "error");
-    if (count) lay.wrong_is_count = true;
-    if (wrong) ++i;
-    lay.group_has_wrong.push_back(wrong);
-  }
-  if (lay.group_has_wrong.empty()) return fail("nccl-tests table header has no 'time algbw busbw' columns");
-  return lay;
-}
-
-[[noreturn]] void bad_field(const std::string& source, std::size_t line, const std::string& col,
-                            std::string_view tok, const char* what) {
-  throw InputError(
-      at_line(source, line, "column '" + col + "' is not " + what + ": '" + std::string(tok) + "'"));
-}
-
-const char* desc_name(Desc d) {
-  switch (d) {
-  case Desc::size:
-    return "size";
-  case Desc::count:
-    return "count";
-  case Desc::type:
-    return "type";
-  case Desc::redop:
-    return "redop";
-  case Desc::root:
-    return "root";
-  }
-  return "?";
-}
+using nccl_table::Binary;
+using nccl_table::find_binary;
+using nccl_table::is_table_header;
+using nccl_table::Layout;
+using nccl_table::parse_layout;
+using nccl_table::type_size;
 
 // ---- per-test state ----------------------------------------------------------------------------------
 
@@ -531,8 +415,18 @@ class Reader {
              std::to_string(run.table_line) + " has " + std::to_string(full);
     };
     if (toks.size() > full) throw InputError(at_line(source_, ln, count_msg()));
+    // A row split by interleaved NCCL INFO output: its size/count/type columns went onto an earlier line, this
+    // line holds only the result columns (it starts with a time such as 87.18, not a whole size), and rows
+    // follow. It cannot be told which size it belongs to: ignored, with a warning.
+    if (toks.size() == full - lay.desc.size() && !detail::parse_u64(toks[0]) && detail::parse_number(toks[0]) &&
+        row_follows(k + 1)) {
+      run.warnings.push_back(at_line(source_, ln,
+                                     "a row split by interleaved output (only its " + std::to_string(toks.size()) +
+                                         " result columns are on this line): row ignored"));
+      return;
+    }
 
-    NcclTestsRow row = parse_row(toks, lay, ln);
+    NcclTestsRow row = nccl_table::parse_row(toks, lay, source_, ln, cur_.run.warnings);
     const bool two_groups = lay.group_has_wrong.size() > 1;
     const bool oop_only_ok = two_groups && toks.size() == oop && !cur_.any_ip;
     if (toks.size() < full && !oop_only_ok) {
@@ -551,69 +445,6 @@ class Reader {
                   "ignored text inside the table: '" + std::string(trim(lines_[p].text)) + "'"));
     cur_.prose.clear();
     run.rows.push_back(std::move(row));
-  }
-
-  NcclTestsRow parse_row(const std::vector<std::string_view>& toks, const Layout& lay, std::size_t ln) {
-    NcclTestsRow row;
-    row.line = ln;
-    auto bad = [&](const std::string& col, std::string_view tok, const char* what) {
-      bad_field(source_, ln, col, tok, what);
-    };
-    std::size_t i = 0;
-    for (; i < lay.desc.size() && i < toks.size(); ++i) {
-      const std::string_view tok = toks[i];
-      switch (lay.desc[i]) {
-      case Desc::size:
-      case Desc::count: {
-        const auto v = detail::parse_u64(tok);
-        if (!v) bad(desc_name(lay.desc[i]), tok, "a whole number");
-        (lay.desc[i] == Desc::size ? row.size_bytes : row.count) = *v;
-        break;
-      }
-      case Desc::type:
-        if (!std::isalpha(static_cast<unsigned char>(tok.front()))) bad("type", tok, "a data type name");
-        row.type = std::string(tok);
-        break;
-      case Desc::redop:
-        if (!std::isalpha(static_cast<unsigned char>(tok.front()))) bad("redop", tok, "a reduction name");
-        row.redop = std::string(tok);
-        break;
-      case Desc::root: {
-        const auto v = detail::parse_i64(tok);
-        if (!v) bad("root", tok, "a whole number");
-        row.root = *v;
-        break;
-      }
-      }
-    }
-    for (std::size_t g = 0; g < lay.group_has_wrong.size() && i < toks.size(); ++g) {
-      const char* side = g == 0 ? "out-of-place " : "in-place ";
-      NcclTestsResult r;
-      const std::array<const char*, 3> names = {"time", "algbw", "busbw"};
-      const std::array<double*, 3> dst = {&r.time_us, &r.algbw_gbs, &r.busbw_gbs};
-      for (std::size_t f = 0; f < 3 && i < toks.size(); ++f, ++i) {
-        const auto v = detail::parse_number(toks[i]);
-        if (!v) bad(std::string(side) + names[f], toks[i], "a number");
-        if (!std::isfinite(*v))
-          cur_.run.warnings.push_back(
-              at_line(source_, ln,
-                      std::string("column '") + side + names[f] + "' is '" + std::string(toks[i]) + "'"));
-        *dst[f] = *v;
-      }
-      if (lay.group_has_wrong[g] && i < toks.size()) {
-        if (toks[i] != "N/A") {
-          const auto v = detail::parse_number(toks[i]);
-          if (!v) bad(std::string(side) + "#wrong", toks[i], "a number or N/A");
-          r.wrong = *v;
-        }
-        ++i;
-      }
-      if (g == 0)
-        row.oop = r;
-      else if (i == lay.full_fields())
-        row.ip = r;
-    }
-    return row;
   }
 
   // ---- closing a test ----

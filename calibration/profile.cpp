@@ -269,6 +269,19 @@ json Profile::to_json() const {
                  {"switch_latency_source", switch_latency_source},
                  {"hca_rate_gbps", hca_rate_gbps},
                  {"message_gap_ns", ns_of(message_gap)}};
+  if (nccl) {
+    j["nccl"] = {{"model",
+                  "per collective: base + net_steps x net_step (+ NCCL's intra-node step costs); replaces "
+                  "NCCL's table values for this protocol"},
+                 {"version", nccl->version},
+                 {"protocol", nccl->protocol},
+                 {"base", param_json(nccl->base)},
+                 {"net_step", param_json(nccl->net_step)},
+                 {"base_fixed", nccl->base_fixed},
+                 {"max_bytes", nccl->max_bytes},
+                 {"sources", nccl->sources}};
+  }
+  if (variability) j["variability"] = variability->to_json();
   j["warnings"] = warnings;
   return j;
 }
@@ -277,7 +290,7 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   const Reader r{source};
   r.keys(j, "$",
          {"schema_version", "generator", "hash_algorithm", "inputs", "device", "measurement", "latency",
-          "bandwidth", "switch", "noise", "engine", "warnings"});
+          "bandwidth", "switch", "noise", "nccl", "engine", "warnings", "variability"});
   Profile p;
   p.schema_version = static_cast<int>(r.u64(r.need(j, "$", "schema_version"), "$.schema_version"));
   if (p.schema_version != kProfileSchemaVersion)
@@ -315,10 +328,10 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   const std::string ll = r.str(r.need(dev, "$.device", "link_layer"), "$.device.link_layer");
   if (ll == "ib") {
     p.link_layer = pkt::LinkLayer::InfiniBand;
-    p.header_bytes = 26;
+    p.header_bytes = common::kIbHeaderBytes;
   } else if (ll == "rocev2") {
     p.link_layer = pkt::LinkLayer::RoCEv2;
-    p.header_bytes = 82;
+    p.header_bytes = common::kRoceV2HeaderBytes;
   } else {
     r.fail("$.device.link_layer", "expected \"ib\" or \"rocev2\", got \"" + ll + "\"");
   }
@@ -427,6 +440,32 @@ Profile Profile::from_json(const json& j, const std::string& source) {
       }
     }
   }
+  if (j.contains("nccl")) {
+    const json& n = j["nccl"];
+    r.keys(n, "$.nccl",
+           {"model", "version", "protocol", "base", "net_step", "base_fixed", "max_bytes", "sources"});
+    NcclCostFit f;
+    if (n.contains("model")) (void)r.str(n["model"], "$.nccl.model");
+    if (n.contains("version")) f.version = r.str(n["version"], "$.nccl.version");
+    f.protocol = r.str(r.need(n, "$.nccl", "protocol"), "$.nccl.protocol");
+    if (f.protocol != "ll" && f.protocol != "ll128" && f.protocol != "simple")
+      r.fail("$.nccl.protocol", "expected \"ll\", \"ll128\" or \"simple\"");
+    f.base = r.param(r.need(n, "$.nccl", "base"), "$.nccl.base", "us");
+    f.net_step = r.param(r.need(n, "$.nccl", "net_step"), "$.nccl.net_step", "us");
+    if (f.base.value < 0) r.fail("$.nccl.base.value", "must not be negative");
+    if (f.net_step.value < 0) r.fail("$.nccl.net_step.value", "must not be negative");
+    if (n.contains("base_fixed")) {
+      if (!n["base_fixed"].is_boolean()) r.fail("$.nccl.base_fixed", "expected true or false");
+      f.base_fixed = n["base_fixed"].get<bool>();
+    }
+    if (n.contains("max_bytes")) f.max_bytes = r.u64(n["max_bytes"], "$.nccl.max_bytes");
+    if (n.contains("sources")) {
+      const json& srcs = r.arr(n["sources"], "$.nccl.sources");
+      for (std::size_t k = 0; k < srcs.size(); ++k)
+        f.sources.push_back(r.str(srcs[k], "$.nccl.sources[" + std::to_string(k) + "]"));
+    }
+    p.nccl = std::move(f);
+  }
   const json& e = r.need(j, "$", "engine");
   r.keys(e, "$.engine",
          {"nic_tx_latency_ns", "nic_rx_latency_ns", "switch_latency_ns", "switch_latency_source",
@@ -441,6 +480,8 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   if (e.contains("switch_latency_source"))
     p.switch_latency_source = r.str(e["switch_latency_source"], "$.engine.switch_latency_source");
   if (e.contains("hca_rate_gbps")) p.hca_rate_gbps = r.nonneg(e["hca_rate_gbps"], "$.engine.hca_rate_gbps");
+  if (j.contains("variability"))
+    p.variability = VariabilityModel::from_json(j["variability"], source, "$.variability");
   if (j.contains("warnings")) {
     const json& w = r.arr(j["warnings"], "$.warnings");
     for (std::size_t k = 0; k < w.size(); ++k)

@@ -10,10 +10,13 @@
 //                   link's data rate x MTU/(MTU + header bytes) when the link rate is known);
 //      switch       per-hop latency, when inputs at different hop counts were given;
 //      noise        per-operation extra latency as an empirical quantile table per size segment;
+//      variability  run state, launch jitter and stragglers fitted from repeated runs (optional);
 //  - what the inputs were (file name, FNV-1a 64 hash of the bytes, tests, device, link layer, MTU);
 //  - the engine settings derived from the fits (nic_tx/nic_rx latency, switch latency, MTU, link layer,
 //    HCA injection cap, message gap), which apply() copies into a PacketConfig.
 // Loading validates every key: an unknown key or a wrong type is an InputError naming the JSON path.
+#include "models/common/framing.hpp"
+#include "calibration/variability.hpp"
 #include "models/packet/config.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
@@ -85,7 +88,22 @@ struct ProfileInput {
   int hops = 0;                   ///< switches between the two hosts when it was measured
 };
 
-struct Profile {
+/// NCCL software costs fitted from the small-size rows of real nccl-tests runs (`calibrate fit` with
+/// nccl-tests logs; docs/calibration.md "NCCL costs"). They replace, for `protocol`, the base latency and
+/// the per-step network cost of NCCL's tuning table (scenarios/nccl_cost.hpp) when the profile is used.
+struct NcclCostFit {
+  std::string version;              ///< NCCL version of the inputs ("2.22.3"; "" = unknown)
+  std::string protocol;             ///< the protocol of the fitted rows ("ll")
+  FitParam base;                    ///< us, per collective
+  FitParam net_step;                ///< us, per inter-node step
+  bool base_fixed = false;          ///< one step count among the inputs: base held at NCCL's table value
+  std::uint64_t max_bytes = 0;      ///< rows up to this size were used
+  std::vector<std::string> sources; ///< "file (test, nodes x gpus)"
+};
+
+/// Framing (mtu_bytes, header_bytes, header_efficiency()) is the engines' one definition
+/// (models/common/framing.hpp): the profile records the measured link's MTU and per-packet overhead in it.
+struct Profile : common::Framing {
   int schema_version = kProfileSchemaVersion;
   std::string generator; ///< "ibnetsim 0.1.0 calibrate fit"
   std::vector<ProfileInput> inputs;
@@ -93,13 +111,11 @@ struct Profile {
   // Device and link (from the perftest headers and flags).
   std::vector<std::string> devices;
   pkt::LinkLayer link_layer = pkt::LinkLayer::InfiniBand;
-  std::uint32_t mtu_bytes = 4096;
   std::optional<std::uint32_t> max_inline_bytes;
-  double link_rate_gbps = 0;       ///< data rate of the measured link; 0 = unknown
-  std::string link_rate_source;    ///< "--link-rate 4xQDR", "unknown"
-  std::uint32_t header_bytes = 26; ///< per-packet wire overhead (IB 26, RoCEv2 82)
-  double cable_m = 3;              ///< assumed length of each cable of the measured path, metres
-  int hops = 0;                    ///< switches on the measured path (of the inputs with the fewest)
+  double link_rate_gbps = 0;    ///< data rate of the measured link; 0 = unknown
+  std::string link_rate_source; ///< "--link-rate 4xQDR", "unknown"
+  double cable_m = 3;           ///< assumed length of each cable of the measured path, metres
+  int hops = 0;                 ///< switches on the measured path (of the inputs with the fewest)
 
   // Fits.
   std::vector<LatencySegment> latency;        ///< empty without latency tests
@@ -109,6 +125,9 @@ struct Profile {
   bool bw_rate_bounded = false;               ///< B was clamped to link rate x header efficiency
   std::optional<FitParam> switch_latency_fit; ///< per hop, ns
   NoiseModel noise;
+  std::optional<NcclCostFit> nccl; ///< from nccl-tests logs
+  /// Run-to-run variability (`calibrate fit --repeats`, calibration/variability.hpp); absent = none.
+  std::optional<VariabilityModel> variability;
 
   // Engine settings derived from the fits (what apply() uses).
   Time nic_tx_latency = Time::ns(300);
@@ -119,9 +138,6 @@ struct Profile {
   Time message_gap; ///< o: a sender posts messages at least (o^p + (S/B)^p)^(1/p) apart
   std::vector<std::string> warnings;
 
-  double header_efficiency() const {
-    return static_cast<double>(mtu_bytes) / static_cast<double>(mtu_bytes + header_bytes);
-  }
   /// The rate of the engine's cable for this profile: the measured link's rate when known, else the
   /// smallest 4x rate (QDR 32, FDR 54.5, EDR 100, HDR 200, NDR 400, XDR 800 Gb/s) whose payload rate
   /// (x header efficiency) reaches B, else NDR.

@@ -1,5 +1,6 @@
 #include "scenarios/collectives.hpp"
 
+#include "scenarios/nccl_cost.hpp"
 #include "scenarios/tuning.hpp"
 #include "sim/error.hpp"
 
@@ -77,6 +78,28 @@ class Builder {
     dag_.protocol = proto_name(proto);
     dag_.size_bytes = spec.size_bytes;
     dag_.channels = c_;
+    // Software costs: the spec's own, plus NCCL's per release when the cost model is on
+    // (scenarios/nccl_cost.hpp); a fitted override replaces the base and net costs of its protocol.
+    intra_delay_ = spec.step_overhead;
+    net_delay_ = spec.net_step_overhead ? *spec.net_step_overhead : spec.step_overhead;
+    Time launch = spec.launch_latency;
+    if (spec.nccl_costs) {
+      NcclCostInputs ci;
+      ci.algorithm = dag_.algorithm;
+      ci.protocol = dag_.protocol;
+      ci.ranks = n_;
+      ci.nodes = nodes_;
+      ci.amd_host = spec.amd_host;
+      auto c = nccl_step_costs(nccl_cost_table(spec.nccl_version), ci);
+      if (!spec.nccl_fitted.protocol.empty() && spec.nccl_fitted.protocol == dag_.protocol) {
+        c.base_us = spec.nccl_fitted.base_us;
+        c.net_us = spec.nccl_fitted.net_us;
+      }
+      launch += Time::from_us(c.base_us);
+      intra_delay_ += Time::from_us(c.intra_us);
+      if (nodes_ > 1) net_delay_ += Time::from_us(c.net_us);
+    }
+    dag_.launch_latency = launch;
   }
 
   const CollectiveSpec& spec() const { return s_; }
@@ -136,7 +159,7 @@ class Builder {
     t.bytes = wire_bytes(data_bytes, proto_name(proto_));
     t.channel = channel;
     t.rail = src / g_ == dst / g_ ? -1 : rail;
-    t.local_delay = s_.step_overhead;
+    t.local_delay = src / g_ != dst / g_ ? net_delay_ : intra_delay_;
     t.step = step;
     const auto id = dag_.add(t, deps);
     hist.push_back(id);
@@ -149,6 +172,7 @@ class Builder {
   Proto proto_;
   std::uint32_t n_, g_, nics_, nodes_, c_;
   TransferDag dag_;
+  Time intra_delay_, net_delay_;
   std::unordered_map<std::uint64_t, std::vector<TransferId>> conn_;
 };
 

@@ -71,7 +71,28 @@ struct CollectiveSpec {
   /// ring AllReduce/AllGather/ReduceScatter and halving-doubling (2-step slices), 8 otherwise.
   std::uint32_t slices_in_flight = 0;
   std::uint32_t root = 0; ///< Broadcast / Reduce root rank
-  Time step_overhead;     ///< per-transfer software cost, written as every transfer's local_delay
+  /// Per-transfer software cost, written as the local_delay of every transfer (of every intra-node transfer
+  /// when net_step_overhead is set). The NCCL cost model (scenarios/nccl_cost.hpp) sets it to the
+  /// algorithm/protocol's per-step cost inside a node.
+  Time step_overhead;
+  /// Per-transfer software cost of inter-node transfers; unset: step_overhead.
+  std::optional<Time> net_step_overhead;
+  /// Fixed cost of the collective before its first transfer (NCCL's baseLat: kernel launch); written as
+  /// TransferDag::launch_latency.
+  Time launch_latency;
+  /// NCCL release whose constants the tuning model (and the cost model) use ("" = 2.20.3); see
+  /// scenarios/nccl_cost.hpp.
+  std::string nccl_version;
+  /// NCCL's cost model on: the builder adds the resolved algorithm/protocol's base latency to
+  /// launch_latency and its per-step costs to the local_delay of every transfer (intra- and inter-node
+  /// separately), from nccl_step_costs() of the nccl_version's table.
+  bool nccl_costs = false;
+  /// Fitted costs (from a calibration profile's nccl section) that replace the table's base and net costs
+  /// for one protocol; protocol "" = none.
+  struct FittedCosts {
+    std::string protocol;
+    double base_us = 0, net_us = 0;
+  } nccl_fitted;
   // Inputs of the tuning model (algorithm or protocol "auto"):
   double nic_gbps = 400;     ///< per NIC, per direction, Gb/s
   double nvlink_gbps = 3600; ///< per GPU, per direction, Gb/s

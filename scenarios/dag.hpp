@@ -75,6 +75,9 @@ class TransferDag {
   std::string protocol;    ///< "simple", "ll128", "ll"
   std::uint64_t size_bytes = 0; ///< the collective's size as nccl-tests reports it
   std::uint32_t channels = 1;
+  /// Fixed cost before any transfer of an execution may be posted (NCCL's launch/base latency); zero
+  /// unless the NCCL cost model is on.
+  Time launch_latency;
 
  private:
   std::uint32_t ranks_ = 0;

@@ -40,6 +40,8 @@ void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> d
   const auto ranks = dag_.ranks();
   ready_ = ready.empty() ? std::vector<Time>(ranks, engine_.now()) : std::move(ready);
   if (ready_.size() < ranks) throw std::logic_error("DagExecutor::start: ready times for too few ranks");
+  if (dag_.launch_latency > Time::zero() && dag_.size() > 0)
+    for (auto& r : ready_) r = std::max(r, engine_.now()) + dag_.launch_latency;
   nvlink_free_.assign(ranks, Time::zero());
   if (opt_.on_transfer) posted_.assign(dag_.size(), Time::zero());
   for (TransferId t = 0; t < dag_.size(); ++t)
@@ -65,6 +67,7 @@ void DagExecutor::release(TransferId t) {
   at = std::max(at, ready_[tr.src]);
   const bool network = tr.src / layout_.gpus_per_node != tr.dst / layout_.gpus_per_node;
   if (network && opt_.noise) at += opt_.noise(tr.bytes);
+  if (network && opt_.node_delay) at += opt_.node_delay(tr.src / layout_.gpus_per_node, tr.bytes);
   if (at == engine_.now()) {
     post(t);
   } else {
@@ -101,6 +104,8 @@ void DagExecutor::post(TransferId t) {
 
 void DagExecutor::delivered(TransferId t) {
   if (opt_.on_transfer) opt_.on_transfer(t, posted_[t], engine_.now());
+  if (opt_.delivered) // one writer: a relaxed load and store, no read-modify-write
+    opt_.delivered->store(opt_.delivered->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   for (auto i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
     const auto s = succ_[i];
     if (--waiting_[s] == 0) release(s);

@@ -9,10 +9,12 @@
 //
 // Timing: a transfer is posted when its last dependency is delivered, plus its local_delay, plus a draw
 // of the calibrated per-operation noise (if any), but never before its source rank is ready (the rank's
-// compute for this iteration is over). The execution is done when every transfer is delivered.
+// compute for this iteration is over). A DAG's launch_latency (NCCL's base cost, scenarios/nccl_cost.hpp)
+// delays every rank's ready time. The execution is done when every transfer is delivered.
 #include "models/engine.hpp"
 #include "scenarios/dag.hpp"
 
+#include <atomic>
 #include <functional>
 #include <vector>
 
@@ -30,8 +32,12 @@ struct ExecOptions {
   Time nvlink_latency = Time::ns(700);
   /// Extra delay drawn per network transfer (calibrated noise); empty = none. Called in post order.
   std::function<Time(std::uint64_t bytes)> noise;
+  /// Extra delay of a network transfer sent by job node `src_node` (stragglers' slow NICs); empty = none.
+  std::function<Time(std::uint32_t src_node, std::uint64_t bytes)> node_delay;
   /// Called at each delivery with the transfer, its post time and its delivery time (traces); empty = off.
   std::function<void(TransferId, Time posted, Time delivered)> on_transfer;
+  /// Incremented at each delivery (progress, sim/progress.hpp); null = off.
+  std::atomic<std::uint64_t>* delivered = nullptr;
 };
 
 class DagExecutor {

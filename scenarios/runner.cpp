@@ -1,6 +1,7 @@
 #include "scenarios/runner.hpp"
 
 #include "models/engines.hpp"
+#include "models/packet/packet_engine.hpp"
 #include "scenarios/background.hpp"
 #include "scenarios/collectives.hpp"
 #include "scenarios/executor.hpp"
@@ -9,6 +10,7 @@
 #include "scenarios/resource_estimate.hpp"
 #include "scenarios/ring_shortcut.hpp"
 #include "sim/error.hpp"
+#include "sim/progress.hpp"
 #include "sim/rng.hpp"
 #include "sim/units.hpp"
 #include "sim/version.hpp"
@@ -94,11 +96,16 @@ struct JobRun {
     std::unique_ptr<RingShortcut> shortcut; ///< flow.symmetric_steps: instead of dag and exec
     CollectiveSpec spec;                    ///< what the DAG is built from (also after a shortcut's fallback)
     std::string where;                      ///< names the collective in errors
-    std::size_t result = 0; ///< index into RunResult::collectives
+    std::size_t result = 0;                 ///< index into RunResult::collectives
   };
   std::vector<Collective> colls;
   std::unique_ptr<Rng> rng;
   std::unique_ptr<Jitter> jitter;
+  // Variability (calibration/variability.hpp; only when the model is not empty).
+  std::unique_ptr<Rng> var_rng;          ///< launch-jitter draws
+  double state_z = 0;                    ///< the run's state draw
+  std::vector<std::uint32_t> slow_nodes; ///< straggler job nodes
+  std::vector<bool> slow;                ///< per job node
   // What the job runs, in order: entries (one per size; or one per call of a replayed trace), each repeated
   // `reps` times, the whole list `passes` times. Sizes: reps = warmup + iterations, passes = 1; trace:
   // reps = 1, passes = warmup + iterations.
@@ -135,7 +142,10 @@ class ScenarioRunner {
  public:
   ScenarioRunner(const Scenario& s, const World& w, const RunOptions& opt)
       : s_(s), w_(w), opt_(opt), engine_kind_(opt.engine.value_or(s.engine)),
-        wall0_(std::chrono::steady_clock::now()), noise_rng_(Rng::for_stream(s.seed, "noise")) {
+        wall0_(std::chrono::steady_clock::now()), seed_(segment_seed(s.seed, opt.segment)),
+        noise_rng_(
+            Rng::for_stream(seed_, opt.segment ? "noise/segment/" + std::to_string(opt.segment) : "noise")) {
+    var_ = effective_variability(s, w.profile && w.profile->variability ? &*w.profile->variability : nullptr);
     make_engine();
     place();
     build_jobs();
@@ -148,6 +158,7 @@ class ScenarioRunner {
 
  private:
   void make_engine();
+  void schedule_faults();
   void place();
   void build_jobs();
   void build_job(std::size_t i);
@@ -160,11 +171,17 @@ class ScenarioRunner {
   void on_done(JobRun& jr, Time end);
   void finish_job(JobRun& jr);
   void report_progress();
-  /// Builds the collective's DAG and executor (the exact path).
-  void make_exact(JobRun& jr, JobRun::Collective& c);
+  /// Measured iterations of job i in this run (RunOptions::iterations, else the scenario's).
+  std::uint32_t iterations_of(std::size_t i) const {
+    return i < opt_.iterations.size() && !s_.jobs[i].workload.loop ? opt_.iterations[i]
+                                                                   : s_.jobs[i].workload.iterations;
+  }
   void record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t, Time posted,
                        Time delivered);
   RunManifest manifest() const;
+  void report_faults();
+  /// Builds the collective's DAG and executor (the exact path).
+  void make_exact(JobRun& jr, JobRun::Collective& c);
   /// The flow engine when the symmetric-steps shortcut may run this scenario's collectives (one job alone on
   /// the fabric, static routing, no calibration, no trace, no time limit), else nullptr.
   flow::FlowEngine* shortcut_engine() const;
@@ -180,7 +197,9 @@ class ScenarioRunner {
   std::vector<JobPlacement> placed_; // jobs, then background patterns
   std::vector<JobRun> jobs_;
   std::vector<std::unique_ptr<BackgroundDriver>> drivers_;
+  const std::uint64_t seed_; // the seed of this run's (segment's) streams; placement uses s_.seed
   Rng noise_rng_;
+  calib::VariabilityModel var_; // empty: none (today's behaviour)
   ExecOptions exec_opts_;
   bool stopping_ = false; // every finite job is done: looping work stops
   bool time_up_ = false;  // run.max_sim_time_ms reached: no job starts another iteration
@@ -196,6 +215,12 @@ flow::FlowEngine* ScenarioRunner::shortcut_engine() const {
   if (s_.jobs.size() != 1 || !s_.background.empty() || w_.profile || s_.max_sim_time_ms > 0 ||
       opt_.trace_limit > 0 || s_.jobs[0].workload.loop)
     return nullptr;
+  // What the shortcut's recurrence does not model: NCCL's software costs in the DAG, the variability model
+  // (launch delays, stragglers' later posts), timed faults and bit errors, and segmented runs (their
+  // iteration counts belong to the exact path). A point's progress line does not move while it runs.
+  if (s_.nccl_costs || !var_.empty() || !w_.timed_faults.empty() || !w_.packet.link_bit_error_rate.empty() ||
+      !opt_.iterations.empty())
+    return nullptr;
   auto* fe = dynamic_cast<flow::FlowEngine*>(engine_.get());
   if (fe == nullptr || fe->config().adaptive_routing || fe->config().factors) return nullptr;
   return fe;
@@ -207,9 +232,64 @@ void ScenarioRunner::make_engine() {
   const std::string name = to_string(engine_kind_);
   const auto engines = eng::builtin_engines();
   const auto& kind = engines.get(name);
-  engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, s_.seed});
+  engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_});
   ignored_ = eng::ignored_features(name, kind.factory.capabilities, w_.packet);
+  schedule_faults();
   out_.warnings.insert(out_.warnings.end(), ignored_.begin(), ignored_.end());
+}
+
+void ScenarioRunner::schedule_faults() {
+  // Faults at t = 0 are in the world's fabric already (build_world); later ones need the packet engine's API.
+  if (w_.timed_faults.empty() && w_.packet.link_bit_error_rate.empty()) return;
+  auto* pe = dynamic_cast<pkt::PacketEngine*>(engine_.get());
+  if (!pe) {
+    std::string what;
+    if (!w_.timed_faults.empty())
+      what = std::to_string(w_.timed_faults.size()) + " fault(s) at t > 0 (" + w_.timed_faults[0].what +
+             (w_.timed_faults.size() > 1 ? ", ..." : "") +
+             "; a fluid route or capacity does not change mid-run)";
+    if (!w_.packet.link_bit_error_rate.empty())
+      what +=
+          std::string(what.empty() ? "" : "; ") +
+          "faults.ber as lost packets and RC retransmissions (modelled as capacity after retransmissions)";
+    ignored_.push_back("engine '" + to_string(engine_kind_) + "' ignores what this scenario asks for: " +
+                       what + " (run with --engine packet to model it)");
+    return;
+  }
+  if (w_.timed_faults.empty()) return;
+  auto& net = pe->network();
+  pkt::FaultConfig fc;
+  fc.sm_sweep_delay = Time::from_us(s_.faults.sm_sweep_delay_us);
+  fc.reroute = s_.faults.reroute;
+  try {
+    net.configure_faults(fc);
+  } catch (const InputError& e) {
+    throw InputError(s_.file + ": key 'faults.reroute': " + e.what() +
+                     " (set faults.reroute to false, or fail at t = 0)");
+  }
+  for (const auto& a : w_.timed_faults) {
+    switch (a.kind) {
+    case FaultKind::LinkDown:
+      net.schedule_link_down(a.link, a.at);
+      break;
+    case FaultKind::LinkUp:
+      net.schedule_link_up(a.link, a.at);
+      break;
+    case FaultKind::SwitchDown:
+      net.schedule_node_down(a.node, a.at);
+      break;
+    case FaultKind::SwitchUp:
+      net.schedule_node_up(a.node, a.at);
+      break;
+    case FaultKind::Degrade: {
+      pkt::PacketNetwork* n = &net;
+      const auto link = a.link;
+      const auto speed = a.speed;
+      engine_->call_at(a.at, [n, link, speed] { n->set_link_speed(link, speed); });
+      break;
+    }
+    }
+  }
 }
 
 void ScenarioRunner::place() {
@@ -238,7 +318,8 @@ void ScenarioRunner::place() {
     q.job = "background" + std::to_string(b);
     q.nodes = bg.nodes ? bg.nodes : static_cast<std::uint32_t>(pool.size() > used ? pool.size() - used : 0);
     if (q.nodes < 2 && bg.pattern != BackgroundPattern::Incast)
-      throw InputError(s_.file + ": key 'background[" + std::to_string(b) + "].nodes': " + std::to_string(q.nodes) +
+      throw InputError(s_.file + ": key 'background[" + std::to_string(b) +
+                       "].nodes': " + std::to_string(q.nodes) +
                        " node(s) left free by the jobs; background traffic needs at least 2");
     q.policy = bg.placement;
     q.nics_per_node = bg.nics_per_node;
@@ -267,11 +348,19 @@ void ScenarioRunner::build_jobs() {
   }
   jobs_.resize(s_.jobs.size()); // never resized again: executors' callbacks hold JobRun pointers
   for (std::size_t i = 0; i < s_.jobs.size(); ++i) build_job(i);
+  std::uint64_t units = 0; // transfers the finite jobs deliver (progress)
   for (const auto& j : jobs_)
     if (!j.spec->workload.loop) {
       ++finite_left_;
       total_iters_ += j.entries.size() * j.reps * j.passes;
+      for (std::uint32_t pass = 0; pass < j.passes; ++pass)
+        for (const auto& e : j.entries)
+          units += static_cast<std::uint64_t>(j.reps) * j.colls[e.coll].dag->size();
     }
+  if (opt_.progress_slot) {
+    opt_.progress_slot->run_done.store(0);
+    opt_.progress_slot->run_total.store(units);
+  }
 }
 
 void ScenarioRunner::build_job(std::size_t i) {
@@ -282,8 +371,37 @@ void ScenarioRunner::build_job(std::size_t i) {
   jr.layout.nodes = placed_[i].nodes;
   jr.layout.gpus_per_node = js.gpus_per_node;
   jr.layout.sl = static_cast<std::uint8_t>(js.sl);
-  jr.rng = std::make_unique<Rng>(Rng::for_stream(s_.seed, "jitter/" + std::to_string(i)));
+  jr.rng = std::make_unique<Rng>(
+      Rng::for_stream(seed_, "jitter/" + std::to_string(i) +
+                                 (opt_.segment ? "/segment/" + std::to_string(opt_.segment) : "")));
   jr.jitter = std::make_unique<Jitter>(js.workload.jitter, *jr.rng);
+  jr.slow.assign(jr.layout.nodes.size(), false);
+  if (var_.stragglers > jr.layout.nodes.size())
+    throw InputError(s_.file + ": key 'variability.stragglers.count': " + std::to_string(var_.stragglers) +
+                     " stragglers in job '" + js.name + "' of " + std::to_string(jr.layout.nodes.size()) +
+                     " nodes");
+  if (!var_.empty()) {
+    const auto tag = std::to_string(i);
+    // Launch draws per iteration follow the segment's streams (like the jitter above); the run state and the
+    // stragglers are the point's (one run of a study, whatever its segments).
+    jr.var_rng = std::make_unique<Rng>(
+        Rng::for_stream(seed_, "variability/launch/" + tag +
+                                   (opt_.segment ? "/segment/" + std::to_string(opt_.segment) : "")));
+    Rng state = Rng::for_stream(s_.seed, "variability/state/" + tag);
+    jr.state_z = calib::standard_normal(state);
+    if (var_.stragglers > 0) {
+      Rng pick = Rng::for_stream(s_.seed, "variability/stragglers/" + tag);
+      std::vector<std::uint32_t> idx(jr.layout.nodes.size());
+      for (std::uint32_t k = 0; k < idx.size(); ++k) idx[k] = k;
+      for (std::uint32_t k = 0; k < var_.stragglers; ++k) { // partial Fisher-Yates
+        const auto j = k + static_cast<std::uint32_t>(pick.uniform_below(idx.size() - k));
+        std::swap(idx[k], idx[j]);
+        jr.slow[idx[k]] = true;
+        jr.slow_nodes.push_back(idx[k]);
+      }
+      std::sort(jr.slow_nodes.begin(), jr.slow_nodes.end());
+    }
+  }
   if (!jr.layout.nodes.empty() && !jr.layout.nodes[0].empty()) {
     const auto node = w_.tables->hca_nodes()[jr.layout.nodes[0][0]];
     for (const auto l : w_.fabric.links_of(node))
@@ -295,7 +413,7 @@ void ScenarioRunner::build_job(std::size_t i) {
     for (const auto size : js.workload.sizes_bytes)
       jr.entries.push_back(
           {collective_for(jr, js.workload.op, size, js.workload.algorithm, key + ".op'"), gap, std::nullopt});
-    jr.reps = js.workload.warmup + js.workload.iterations;
+    jr.reps = js.workload.warmup + iterations_of(i);
   } else {
     add_replayed_calls(jr, gap);
   }
@@ -313,7 +431,8 @@ void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
     if (n == js.name) pick = n;
   if (pick.empty() && names.size() == 1) pick = names[0];
   if (pick.empty())
-    throw InputError(path + ": no job named '" + js.name + "' among the trace's " + std::to_string(names.size()) +
+    throw InputError(path + ": no job named '" + js.name + "' among the trace's " +
+                     std::to_string(names.size()) +
                      " jobs/communicators; name the scenario job like one of them");
   for (const auto& c : trace.calls) {
     if (c.job != pick) continue;
@@ -322,21 +441,23 @@ void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
       continue;
     }
     if (c.nranks && c.nranks != js.nodes * js.gpus_per_node)
-      out_.warnings.push_back(c.where + ": the call had " + std::to_string(c.nranks) + " ranks; replayed on the job's " +
-                              std::to_string(js.nodes * js.gpus_per_node));
+      out_.warnings.push_back(c.where + ": the call had " + std::to_string(c.nranks) +
+                              " ranks; replayed on the job's " + std::to_string(js.nodes * js.gpus_per_node));
     const auto algo = c.algorithm.empty() ? js.workload.algorithm : c.algorithm;
-    jr.entries.push_back({collective_for(jr, parse_coll_op(c.op, c.where), c.size_bytes, algo, c.where), c.gap + gap, c.at});
+    jr.entries.push_back(
+        {collective_for(jr, parse_coll_op(c.op, c.where), c.size_bytes, algo, c.where), c.gap + gap, c.at});
   }
   if (jr.entries.empty()) throw InputError(path + ": no collective call to replay for job '" + js.name + "'");
   jr.trace = true;
-  jr.passes = js.workload.warmup + js.workload.iterations;
+  jr.passes = js.workload.warmup + iterations_of(jr.index);
 }
 
-std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t size, const std::string& algorithm,
-                                           const std::string& where) {
+std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t size,
+                                           const std::string& algorithm, const std::string& where) {
   // One DAG (and one result entry) per distinct (op, size, algorithm).
   for (std::size_t d = 0; d < jr.colls.size(); ++d)
-    if (jr.colls[d].size_bytes == size && jr.colls[d].op == op && jr.colls[d].requested_algorithm == algorithm)
+    if (jr.colls[d].size_bytes == size && jr.colls[d].op == op &&
+        jr.colls[d].requested_algorithm == algorithm)
       return d;
   const auto& js = *jr.spec;
   CollectiveSpec cs;
@@ -350,9 +471,21 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   cs.channels = js.workload.channels;
   if (jr.nic_gbps > 0) cs.nic_gbps = jr.nic_gbps;
   cs.nvlink_gbps = s_.nvlink_gbps;
+  // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs or with a profile that has fitted costs.
+  cs.nccl_version = s_.nccl_version;
+  cs.nccl_costs = s_.nccl_costs;
+  if (w_.profile && w_.profile->nccl) {
+    const auto& f = *w_.profile->nccl;
+    cs.nccl_costs = true;
+    if (cs.nccl_version.empty()) cs.nccl_version = f.version;
+    cs.nccl_fitted.protocol = f.protocol;
+    cs.nccl_fitted.base_us = f.base.value;
+    cs.nccl_fitted.net_us = f.net_step.value;
+  }
   JobRun::Collective c{op, size, algorithm, nullptr, nullptr, nullptr, cs, where, out_.collectives.size()};
   auto input_error = [&](const InputError& e) {
-    return InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " + e.what());
+    return InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " +
+                      e.what());
   };
   if (auto* fe = shortcut_engine()) {
     std::optional<RingPlan> plan;
@@ -409,10 +542,20 @@ void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {
   try {
     c.dag = std::make_unique<TransferDag>(build_collective(c.spec));
   } catch (const InputError& e) {
-    throw InputError(c.where + ": job '" + jr.spec->name + "', " + format_size(c.size_bytes) + " " + to_string(c.op) +
-                     ": " + e.what());
+    throw InputError(c.where + ": job '" + jr.spec->name + "', " + format_size(c.size_bytes) + " " +
+                     to_string(c.op) + ": " + e.what());
   }
   ExecOptions eo = exec_opts_;
+  if (!jr.slow_nodes.empty() && var_.straggler_rate_factor < 1.0 && jr.nic_gbps > 0) {
+    // A straggler's NIC at factor f of its rate: each transfer it sends takes bytes x 8 / rate x (1/f - 1)
+    // longer, modelled as a later post.
+    const double per_byte_ps = 8.0 / jr.nic_gbps * 1e3 * (1.0 / var_.straggler_rate_factor - 1.0);
+    const JobRun* jrp = &jr;
+    eo.node_delay = [jrp, per_byte_ps](std::uint32_t node, std::uint64_t bytes) {
+      return jrp->slow[node] ? Time::ps(std::llround(per_byte_ps * static_cast<double>(bytes)))
+                             : Time::zero();
+    };
+  }
   if (opt_.trace_limit > 0) {
     const TransferDag* dag = c.dag.get();
     const JobRun* jrp = &jr;
@@ -421,16 +564,19 @@ void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {
       record_transfer(*jrp, coll, *dag, t, posted, delivered);
     };
   }
+  if (opt_.progress_slot && !jr.spec->workload.loop) eo.delivered = &opt_.progress_slot->run_done;
   c.exec = std::make_unique<DagExecutor>(*engine_, *c.dag, jr.layout, eo);
 }
 
 void ScenarioRunner::record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t,
                                      Time posted, Time delivered) {
   // Only the first measured iteration of each collective, and at most trace_limit spans in all.
-  if (!jr.recording() || !out_.collectives[coll].samples_us.empty() || out_.trace.size() >= opt_.trace_limit) return;
+  if (!jr.recording() || !out_.collectives[coll].samples_us.empty() || out_.trace.size() >= opt_.trace_limit)
+    return;
   const auto& tr = dag[t];
-  out_.trace.push_back({static_cast<std::uint32_t>(jr.index), coll, tr.src, tr.dst, tr.step, tr.channel, tr.bytes,
-                        tr.src / jr.layout.gpus_per_node != tr.dst / jr.layout.gpus_per_node, posted, delivered});
+  out_.trace.push_back({static_cast<std::uint32_t>(jr.index), coll, tr.src, tr.dst, tr.step, tr.channel,
+                        tr.bytes, tr.src / jr.layout.gpus_per_node != tr.dst / jr.layout.gpus_per_node,
+                        posted, delivered});
 }
 
 void ScenarioRunner::build_background() {
@@ -445,7 +591,8 @@ void ScenarioRunner::build_background() {
     for (const auto h : spec.hcas) {
       const auto node = w_.tables->hca_nodes()[h];
       spec.planes.push_back(w_.fabric.node(node).plane);
-      for (const auto l : w_.fabric.links_of(node)) rate = std::max(rate, w_.fabric.link(l).speed.rate_gbps());
+      for (const auto l : w_.fabric.links_of(node))
+        rate = std::max(rate, w_.fabric.link(l).speed.rate_gbps());
     }
     spec.rate_gbps = rate;
     spec.load = bg.load;
@@ -455,7 +602,7 @@ void ScenarioRunner::build_background() {
     spec.stop = bg.stop_us > 0 ? Time::from_us(bg.stop_us) : Time::max();
     spec.sl = static_cast<std::uint8_t>(bg.sl);
     spec.qp_slot = 0;
-    spec.seed = s_.seed;
+    spec.seed = seed_;
     drivers_.push_back(std::make_unique<BackgroundDriver>(*engine_, spec));
   }
 }
@@ -482,13 +629,27 @@ void ScenarioRunner::report_progress() {
 void ScenarioRunner::on_done(JobRun& jr, Time end) {
   last_end_ = std::max(last_end_, end);
   const auto& wl = jr.spec->workload;
+  // The run state stretches (or shrinks) the collective's time by its factor; a stretch delays the next
+  // iteration too.
+  Time stretch = Time::zero();
+  double sample_us = (end - jr.first_ready).to_us();
+  if (!var_.state.empty()) {
+    const double f = var_.state_factor(jr.colls[jr.entries[jr.entry].coll].size_bytes, jr.state_z);
+    if (f > 1.0) stretch = Time::from_us(sample_us * (f - 1.0));
+    sample_us *= f;
+  }
   if (jr.recording())
-    out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back((end - jr.first_ready).to_us());
+    out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back(sample_us);
   if (!wl.loop) ++done_iters_;
-  if (opt_.progress && !wl.loop) report_progress();
+  if (opt_.progress && !opt_.progress_slot && !wl.loop) report_progress(); // a slot: sim/progress.hpp prints
   if (!jr.advance()) {
     if (!wl.loop) return finish_job(jr);
     jr.entry = 0, jr.rep = 0, jr.pass = 0;
+  }
+  if (stretch > Time::zero()) {
+    JobRun* p = &jr;
+    engine_->call_at(end + stretch, [this, p] { start_iteration(*p); });
+    return;
   }
   start_iteration(jr);
 }
@@ -502,10 +663,18 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
   const auto ranks = jr.layout.ranks();
   std::vector<Time> ready(ranks);
   Time first = Time::max();
-  for (std::uint32_t r = 0; r < ranks; ++r) {
-    ready[r] = start + jr.jitter->draw();
-    first = std::min(first, ready[r]);
+  for (std::uint32_t r = 0; r < ranks; ++r) ready[r] = start + jr.jitter->draw();
+  if (jr.var_rng) {
+    if (var_.straggler_delay_us > 0)
+      for (const auto n : jr.slow_nodes)
+        for (std::uint32_t g = 0; g < jr.layout.gpus_per_node; ++g)
+          ready[n * jr.layout.gpus_per_node + g] += Time::from_us(var_.straggler_delay_us);
+    if (!var_.launch.zero()) {
+      const auto r = static_cast<std::uint32_t>(jr.var_rng->uniform_below(ranks));
+      ready[r] += Time::from_us(var_.launch.draw(*jr.var_rng));
+    }
   }
+  for (std::uint32_t r = 0; r < ranks; ++r) first = std::min(first, ready[r]);
   jr.iter_start = now;
   jr.first_ready = first;
   JobRun* p = &jr;
@@ -545,15 +714,44 @@ RunManifest ScenarioRunner::manifest() const {
   return m;
 }
 
+void ScenarioRunner::report_faults() {
+  // The faults applied and any QP that exhausted its retries (the run stopped there instead of hanging).
+  if (!w_.faults.empty()) out_.engine.extra["faults"] = w_.faults;
+  auto* pe = dynamic_cast<pkt::PacketEngine*>(engine_.get());
+  if (!pe || pe->network().qp_failures().empty()) return;
+  nlohmann::json list = nlohmann::json::array();
+  const auto& nodes = w_.tables->hca_nodes();
+  for (const auto& f : pe->network().qp_failures()) {
+    list.push_back({{"src", w_.fabric.node(nodes[f.src]).name},
+                    {"dst", w_.fabric.node(nodes[f.dst]).name},
+                    {"qp_slot", f.slot},
+                    {"time_us", f.when.to_us()},
+                    {"messages_failed", f.messages.size()}});
+  }
+  out_.engine.extra["qp_failures"] = list;
+  const auto& f0 = list[0];
+  out_.warnings.push_back(std::to_string(list.size()) +
+                          " QP(s) exhausted their retries (transport retry counter "
+                          "exceeded; first " +
+                          f0["src"].get<std::string>() + " -> " + f0["dst"].get<std::string>() + " at " +
+                          std::to_string(f0["time_us"].get<double>()) +
+                          " us): the run stopped there; collectives in progress are not in the samples");
+}
+
 RunResult ScenarioRunner::run() {
   for (auto& jr : jobs_) {
     JobRun* p = &jr;
+    if (jr.reps == 0 || jr.passes == 0) { // a segment with nothing left of this job to run
+      finish_job(jr);
+      continue;
+    }
     engine_->call_at(Time::zero(), [this, p] { start_iteration(*p); });
   }
   if (s_.max_sim_time_ms > 0) {
     engine_->call_at(Time::from_us(s_.max_sim_time_ms * 1000.0), [this] {
       if (finite_left_ > 0)
-        out_.warnings.push_back("run.max_sim_time_ms reached: iterations in progress finished, no new ones started");
+        out_.warnings.push_back(
+            "run.max_sim_time_ms reached: iterations in progress finished, no new ones started");
       time_up_ = true;
       for (auto& d : drivers_) d->stop();
     });
@@ -570,6 +768,7 @@ RunResult ScenarioRunner::run() {
                                {"stats", drivers_[b]->stats().to_json()}});
   }
   out_.engine = engine_->report();
+  report_faults();
   if (engine_kind_ == EngineKind::Flow && shortcut_report_["collectives"].get<std::uint64_t>() > 0) {
     std::uint64_t cells = 0, pairs = 0;
     for (const auto& jr : jobs_)
@@ -590,6 +789,11 @@ RunResult ScenarioRunner::run() {
 }
 
 } // namespace
+
+std::uint64_t segment_seed(std::uint64_t seed, std::uint32_t segment) {
+  if (segment == 0) return seed;
+  return Rng::for_stream(seed, "segment/" + std::to_string(segment)).next_u64();
+}
 
 FabricFacts fabric_facts(const topo::FabricSummary& summary) {
   FabricFacts f;
@@ -625,7 +829,9 @@ World build_world(const Scenario& s) {
   std::string algo = s.routing;
   if (algo == "auto") {
     const auto gen = w.fabric.origin.value("generator", std::string());
-    algo = (gen == "fat-tree" || gen == "rail-optimized" || gen == "kary-ntree") ? "ftree" : gen == "dragonfly" ? "df-min" : "updn";
+    algo = (gen == "fat-tree" || gen == "rail-optimized" || gen == "kary-ntree") ? "ftree"
+           : gen == "dragonfly"                                                  ? "df-min"
+                                                                                 : "updn";
   }
   w.routing_name = algo;
   const auto reg = routing::builtin_routing();
@@ -646,6 +852,22 @@ World build_world(const Scenario& s) {
                      {"inputs", w.profile->inputs.size()}};
   }
   apply_packet_settings(s, w.packet);
+  if (s.faults.any()) {
+    // Faults at t = 0 change the fabric before routing (removed cables, new speeds): both engines then run on
+    // it with routes computed around them. The world's facts stay those of the fabric as designed.
+    const auto plan = plan_faults(s.faults, w.fabric, s.seed, s.file);
+    auto ff = apply_initial_faults(w.fabric, plan, s.file);
+    w.fabric = std::move(ff.fabric);
+    w.timed_faults = std::move(ff.timed);
+    w.packet.link_bit_error_rate = std::move(ff.link_ber);
+    w.faults = plan.described;
+    try {
+      w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
+    } catch (const InputError& e) {
+      throw InputError(s.file + ": key 'faults': routing '" + algo +
+                       "' around the faults at t = 0: " + e.what());
+    }
+  }
   return w;
 }
 
@@ -657,7 +879,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
 }
 
 RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt) {
-  check_run_resources(s, w, opt); // refuses runs beyond the limit; reports the estimate (resource_estimate.hpp)
+  check_run_resources(s, w,
+                      opt); // refuses runs beyond the limit; reports the estimate (resource_estimate.hpp)
   ScenarioRunner runner(s, w, opt);
   return runner.run();
 }

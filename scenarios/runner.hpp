@@ -27,6 +27,10 @@
 #include <string>
 #include <vector>
 
+namespace ibn {
+struct ProgressSlot;
+}
+
 namespace ibn::scen {
 
 /// What a study reads of a fabric (topo::describe(), computed once when the world is built): results carry
@@ -56,6 +60,10 @@ struct World {
   std::optional<calib::Profile> profile; ///< the calibration profile, when the scenario names one
   nlohmann::json calibration = nlohmann::json::object(); ///< the applied profile's summary, if any
   std::vector<std::string> warnings;
+  /// Faults (scenarios/faults.hpp): those at t = 0 are already in `fabric` (removed cables, new speeds);
+  /// these come later (LinkIds of `fabric`). `faults` lists every fault, for the results.
+  std::vector<FaultAction> timed_faults;
+  std::vector<std::string> faults;
 };
 World build_world(const Scenario& s);
 
@@ -87,7 +95,19 @@ struct RunOptions {
   std::size_t trace_limit = 0;
   std::optional<EngineKind> engine;                      ///< empty: the scenario's
   std::function<void(const std::string& line)> progress; ///< called now and then with a status line
+  /// Segment of a point run in segments (analysis/segments.hpp): 0 uses the scenario's own random streams;
+  /// s > 0 draws jitter, noise, background traffic and the engine's streams from segment_seed(seed, s) (the
+  /// placement stays the scenario's), so a segment depends only on (scenario, seed, s).
+  std::uint32_t segment = 0;
+  /// Per job: measured iterations (trace replay: passes) of this run, replacing workload.iterations of the
+  /// finite jobs (looping jobs ignore it); empty: the scenario's.
+  std::vector<std::uint32_t> iterations;
+  /// Updated with the transfers delivered by the finite jobs (sim/progress.hpp); null: none.
+  ProgressSlot* progress_slot = nullptr;
 };
+
+/// The seed of segment s's random streams: the seed itself for s = 0.
+std::uint64_t segment_seed(std::uint64_t seed, std::uint32_t segment);
 
 /// What produced a result: version, engine, seed, scenario, its effective configuration, the fabric's
 /// source, the routing used and the effective packet-engine settings.
@@ -101,6 +121,8 @@ struct RunManifest {
   nlohmann::json packet;      ///< PacketConfig::to_json()
   nlohmann::json calibration; ///< the applied profile's summary ({} without one)
   std::vector<std::string> warnings; ///< what the scenario asks for that the engine ignores (models/engines.hpp)
+  nlohmann::json segments;           ///< null, or how the run was segmented (analysis/segments.hpp)
+  nlohmann::json tail_precision;     ///< null, or the tail-precision target and what was reached
   bool operator==(const RunManifest&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #include "scenarios/scenario.hpp"
 
 #include "models/routing/routing.hpp"
+#include "scenarios/nccl_cost.hpp"
 #include "scenarios/placement.hpp"
 #include "sim/error.hpp"
 #include "topology/generators.hpp"
@@ -113,8 +114,60 @@ Schema build_schema() {
   add("nvlink.bandwidth_gbps", K::Double, "Gb/s", 3600.0,
       "Intra-node GPU-to-GPU bandwidth per direction (H100 NVLink 4: 450 GB/s).", {}, 1e-3, 1e6);
   add("nvlink.latency_us", K::Double, "us", 0.7, "Latency of one intra-node copy.", {}, 0, 1e6);
+  add("nccl.costs", K::Bool, "", false,
+      "Charge NCCL's software costs per collective (base latency) and per step (intra- and inter-node) "
+      "from its tuning constants of nccl.version (docs/collectives.md, \"NCCL cost model\"); a profile "
+      "with an nccl section turns them on too.");
+  add("nccl.version", K::String, "", "",
+      "NCCL release whose tuning constants the cost model and, with it on, the tuning model use (e.g. "
+      "2.26.2; the newest table entry not newer is taken); \"\" = 2.20.3. Without the cost model the "
+      "tuning keeps 2.20.3.");
   add("run.max_sim_time_ms", K::Double, "ms", 0.0,
       "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
+  add("run.segment_iterations", K::Int, "", 0,
+      "Run each point's measured iterations in segments of this many (0 = one run, as before): each segment "
+      "is a "
+      "run of its own (warm-ups included) with random streams drawn from (seed, segment), checkpointed under "
+      "the output folder so an interrupted command resumes from the last finished segment (docs/cli.md).",
+      {}, 0, 1e9);
+  // Variability (calibration/variability.hpp): left out of the effective document unless given, so that
+  // results of scenarios without them are unchanged.
+  auto add_var = [&s](std::string path, K type, std::string unit, J def, std::string desc, double min,
+                      double max) {
+    KeyDecl d{std::move(path), type, std::move(unit), std::move(def), std::move(desc), {}, min, max};
+    d.fill_default = false;
+    s.add(std::move(d));
+  };
+  add_var(
+      "variability.use_profile", K::Bool, "", true,
+      "Apply the calibration profile's `variability` section (from `calibrate fit --repeats`) when it has "
+      "one; the keys below given in the scenario replace the profile's part they name.",
+      0, 0);
+  add_var(
+      "variability.state_sigma", K::Double, "", 0.0,
+      "Run state: log-sd of a factor exp(sigma Z), Z ~ N(0,1) drawn once per run (seed) and job, on every "
+      "measured collective time of the run (the same sigma at every size; a profile may give it per size).",
+      0, 5);
+  add_var("variability.launch.median_us", K::Double, "us", 0.0,
+          "Launch jitter: each iteration one rank, chosen uniformly, starts late by a draw whose body is "
+          "lognormal with this median (0 = no body).",
+          0, 1e9);
+  add_var("variability.launch.sigma", K::Double, "", 0.5, "Launch jitter: log-sd of the lognormal body.", 0,
+          10);
+  add_var("variability.launch.tail_p", K::Double, "", 0.0,
+          "Launch jitter: probability that a draw comes from the Pareto tail instead of the body.", 0, 1);
+  add_var("variability.launch.tail_alpha", K::Double, "", 1.5, "Launch jitter: Pareto tail index.", 0.1, 100);
+  add_var("variability.launch.tail_xm_us", K::Double, "us", 0.0,
+          "Launch jitter: Pareto tail scale (its minimum).", 0, 1e9);
+  add_var("variability.stragglers.count", K::Int, "nodes", 0,
+          "Stragglers: this many nodes of each job, chosen per seed, are slow.", 0, 1e6);
+  add_var(
+      "variability.stragglers.rate_factor", K::Double, "", 1.0,
+      "Stragglers: their NIC sends at this fraction of its rate (each network transfer they send is posted "
+      "later by bytes x 8 / rate x (1 / factor - 1)).",
+      1e-3, 1);
+  add_var("variability.stragglers.delay_us", K::Double, "us", 0.0,
+          "Stragglers: their ranks start every iteration this much late (slow compute or launch).", 0, 1e9);
   {
     KeyDecl d{
         "flow.symmetric_steps",
@@ -182,6 +235,7 @@ Schema build_schema() {
   add("background[].stop_us", K::Double, "us", 0.0, "Stop time (0 = when the last non-looping job is done).",
       {}, 0, 1e15);
   add("background[].sl", K::Int, "", 0, "Service level.", {}, 0, 15);
+  add_fault_keys(s);
   return s;
 }
 
@@ -295,6 +349,32 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   s.nvlink_gbps = e.at("nvlink").at("bandwidth_gbps");
   s.nvlink_latency_us = e.at("nvlink").at("latency_us");
   s.max_sim_time_ms = e.at("run").at("max_sim_time_ms");
+  s.nccl_costs = e.at("nccl").at("costs");
+  s.nccl_version = e.at("nccl").at("version");
+  (void)nccl_cost_table(s.nccl_version, where + ": key 'nccl.version'");
+  s.segment_iterations = e.at("run").at("segment_iterations");
+  if (e.contains("variability")) {
+    const auto& v = e.at("variability");
+    auto& o = s.variability;
+    o.use_profile = v.value("use_profile", true);
+    if (v.contains("state_sigma")) o.state_sigma = v.at("state_sigma").get<double>();
+    if (v.contains("launch")) {
+      const auto& l = v.at("launch");
+      calib::LognormalPareto lp;
+      lp.median = l.value("median_us", 0.0);
+      lp.sigma = l.value("sigma", 0.5);
+      lp.tail_p = l.value("tail_p", 0.0);
+      lp.tail_alpha = l.value("tail_alpha", 1.5);
+      lp.tail_xm = l.value("tail_xm_us", 0.0);
+      o.launch = lp;
+    }
+    if (v.contains("stragglers")) {
+      const auto& g = v.at("stragglers");
+      o.stragglers = g.value("count", 0u);
+      o.straggler_rate_factor = g.value("rate_factor", 1.0);
+      o.straggler_delay_us = g.value("delay_us", 0.0);
+    }
+  }
   if (const auto f = e.find("flow"); f != e.end() && f->contains("symmetric_steps"))
     s.flow_symmetric_steps = f->at("symmetric_steps").get<bool>();
   if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");
@@ -353,6 +433,7 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
     bg.sl = b.at("sl");
     s.background.push_back(bg);
   }
+  s.faults = parse_faults(e, where);
   return s;
 }
 
@@ -365,6 +446,23 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   const nlohmann::json doc = parse_json_text(text, path, "malformed JSON"); // line:col (and key)
   const auto dir = std::filesystem::path(path).parent_path().string();
   return make_scenario(doc, path, dir, overrides);
+}
+
+calib::VariabilityModel effective_variability(const Scenario& s, const calib::VariabilityModel* profile) {
+  calib::VariabilityModel m;
+  const auto& v = s.variability;
+  if (profile && v.use_profile) m = *profile;
+  if (v.state_sigma) {
+    m.state.clear();
+    if (*v.state_sigma > 0) m.state.push_back({1, *v.state_sigma, 0, 0, 0});
+  }
+  if (v.launch) m.launch = *v.launch;
+  if (v.stragglers) {
+    m.stragglers = *v.stragglers;
+    m.straggler_rate_factor = v.straggler_rate_factor;
+    m.straggler_delay_us = v.straggler_delay_us;
+  }
+  return m;
 }
 
 } // namespace ibn::scen

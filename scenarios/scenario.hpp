@@ -10,9 +10,11 @@
 // Conflicting keys are refused, not overwritten: `routing.adaptive` and `packet.ar_mode`, and
 // `cc.algorithm` and `packet.cc`, may not both be given with different values. When only the packet key is
 // given, the scenario key takes its value (so the effective configuration says what runs).
+#include "calibration/variability.hpp"
 #include "models/packet/config.hpp"
 #include "scenarios/background.hpp"
 #include "scenarios/collectives.hpp"
+#include "scenarios/faults.hpp"
 #include "scenarios/schema.hpp"
 #include "sim/choice.hpp"
 #include "sim/time.hpp"
@@ -20,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +89,15 @@ struct BackgroundSpec {
   std::uint32_t sl = 0;
 };
 
+/// The scenario's `variability.*` keys (each part absent unless given; calibration/variability.hpp).
+struct VariabilitySpec {
+  bool use_profile = true;
+  std::optional<double> state_sigma;
+  std::optional<calib::LognormalPareto> launch;
+  std::optional<std::uint32_t> stragglers;
+  double straggler_rate_factor = 1.0, straggler_delay_us = 0;
+};
+
 struct Scenario {
   std::string file;         ///< where it came from ("built-in" for the default study)
   std::string base_dir;     ///< relative paths inside the scenario resolve against this folder
@@ -107,12 +119,22 @@ struct Scenario {
   double nvlink_gbps = 3600;
   double nvlink_latency_us = 0.7;
   double max_sim_time_ms = 0; ///< 0: no limit
+  bool nccl_costs = false;    ///< NCCL's software costs in the DAGs (scenarios/nccl_cost.hpp)
+  std::string nccl_version;   ///< "" = the tuning model's reference (2.20.3)
+  std::uint32_t segment_iterations =
+      0; ///< 0: one run; else segments of this many iterations (analysis/segments.hpp)
   /// flow.symmetric_steps: the flow engine's symmetric-steps shortcut for ring jobs
   /// (scenarios/ring_shortcut.hpp).
   bool flow_symmetric_steps = true;
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
+  FaultSpec faults; ///< the `faults` section (scenarios/faults.hpp)
+  VariabilitySpec variability;
 };
+
+/// The variability model a run applies: the profile's (when `profile` has one and use_profile), with the
+/// parts the scenario gives replacing the profile's. Empty model = none.
+calib::VariabilityModel effective_variability(const Scenario& s, const calib::VariabilityModel* profile);
 
 /// Applies the scenario's packet-engine settings to `cfg` (after a calibration profile, if any): the
 /// `packet` keys, then cc.algorithm with cc.params and routing.adaptive; validates. InputError naming the file.

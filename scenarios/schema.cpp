@@ -240,6 +240,8 @@ nlohmann::json Schema::complete_object(const nlohmann::json& obj, const std::str
     if (dot == std::string::npos) {
       if (!d.default_value.is_null() && d.fill_default) out[name] = check_value(d, d.default_value, cprefix + name, "default");
     } else {
+      // An object declared with fill_default = false (e.g. "faults") stays absent unless given.
+      if (const auto* pd = find(gprefix + name); pd && !pd->fill_default) continue;
       auto sub = complete_object(nlohmann::json::object(), gprefix + name, cprefix + name, where);
       if (!sub.empty()) out[name] = std::move(sub);
     }

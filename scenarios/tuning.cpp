@@ -9,24 +9,23 @@ namespace ibn::scen {
 
 namespace {
 
-// NCCL 2.20.3 tuning tables (model-reference §5.6), microseconds, index [protocol] = {LL, LL128, Simple}.
-constexpr double kBaseLatRing[3] = {6.6, 14.0, 8.4};
-constexpr double kBaseLatTree[3] = {6.8, 14.0, 0.0};
-constexpr double kHwLatNvlinkRing[3] = {0.6, 1.9, 3.4};
-constexpr double kHwLatNvlinkTree[3] = {0.6, 1.25, 28.0};
-constexpr double kHwLatNetRing[3] = {2.7, 4.0, 14.0};
-constexpr double kHwLatNetTree[3] = {5.0, 8.5, 28.0};
-// Hopper per-channel caps, GB/s, index [nodes: 1, 2, >= 3].
-constexpr double kPerChMaxRingLL128Bw = 36.7;
-constexpr double kPerChMaxTreeBw[3] = {38.7, 41.4, 36.0};
-constexpr double kPerChMaxTreeLL128Bw[3] = {36.7, 36.7, 29.0};
 constexpr const char* kProtoNames[3] = {"ll", "ll128", "simple"};
-constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+constexpr int kLL = kNcclLL, kLL128 = kNcclLL128, kSimple = kNcclSimple;
+
+const NcclCostTable& table_of(const TuningInputs& in) {
+  return in.table ? *in.table : nccl_cost_table("");
+}
+
+int arch_index(const TuningInputs& in) {
+  return in.sm >= 90 ? 1 : 0;
+}
 
 double ll_max_bw(const TuningInputs& in) {
-  if (in.nodes <= 1) return 87.7; // Ampere / Hopper
-  if (in.nodes == 2) return in.amd_host ? 22.5 : 39.0;
-  return in.amd_host ? 19.0 : 20.4;
+  const auto& t = table_of(in);
+  const int a = arch_index(in);
+  if (in.nodes <= 1) return t.ll_max_bw_1node[a];
+  const int i = in.nodes == 2 ? 0 : 1;
+  return in.amd_host ? t.ll_max_bw_amd[i] : t.ll_max_bw_intel[i];
 }
 
 int node_index(std::uint32_t nodes) {
@@ -48,12 +47,13 @@ struct RingSteps {
 
 RingSteps ring_steps(const TuningInputs& in) {
   const std::uint32_t n = in.ranks, m = in.nodes;
+  const std::uint32_t per_pass = m > 1 ? (table_of(in).ring_inter_steps_minus_one ? m - 1 : m) : 0;
   switch (in.op) {
   case CollOp::AllReduce:
-    return {2 * (n - 1), m > 1 ? 2 * m : 0};
+    return {2 * (n - 1), 2 * per_pass};
   case CollOp::AllGather:
   case CollOp::ReduceScatter:
-    return {n - 1, m > 1 ? m : 0};
+    return {n - 1, per_pass};
   default:
     return {n - 1, m - 1}; // Broadcast, Reduce: a chain
   }
@@ -74,34 +74,42 @@ TuningEstimate estimate(const TuningInputs& in, bool tree, int p) {
     e.available = e.available && in.ranks >= 2;
     return e;
   }
-  const double net_overhead = (in.amd_host ? 2.0 : 1.0) * (p == kSimple ? 3.0 : 1.0);
-  double inter_lat = (tree ? kHwLatNetTree[p] : kHwLatNetRing[p]) + in.latency_inter_us;
+  const auto& t = table_of(in);
+  const int ai = tree ? kNcclTree : kNcclRing, arch = arch_index(in);
+  const double net_overhead = t.net_overhead ? (in.amd_host ? 2.0 : 1.0) * (p == kSimple ? 3.0 : 1.0) : 0.0;
+  const bool ppn1 = in.ranks == in.nodes;
+  double inter_lat =
+      ((!tree && ppn1 && t.ppn1_tree_net_lat) ? t.hw_lat_net[kNcclTree][p] : t.hw_lat_net[ai][p]) +
+      in.latency_inter_us;
   if (p == kSimple) inter_lat += in.latency_inter_us;
   const double ch = in.channels;
   double bus = in.bus_GBps;
   const double ppn = static_cast<double>(in.ranks) / in.nodes;
   if (!tree) {
     const auto [steps, inter_steps] = ring_steps(in);
-    const double intra = in.nodes > 1 ? std::max(kHwLatNvlinkRing[p], net_overhead) : kHwLatNvlinkRing[p];
+    const double intra =
+        in.nodes > 1 ? std::max(t.hw_lat_nvlink[ai][p], net_overhead) : t.hw_lat_nvlink[ai][p];
     // Signed, as NCCL's ints: with one GPU per node the inter-node steps (2 m) outnumber the steps
     // (2 (n - 1)) and the first term is negative.
-    e.latency_us = kBaseLatRing[p] + (static_cast<double>(steps) - static_cast<double>(inter_steps)) * intra +
+    e.latency_us = t.base_lat[ai][p] +
+                   (static_cast<double>(steps) - static_cast<double>(inter_steps)) * intra +
                    inter_steps * inter_lat;
     if (p == kSimple && in.op == CollOp::AllReduce && in.nodes > 1 &&
         in.size_bytes / (static_cast<std::uint64_t>(in.channels) * in.ranks) >= 64)
       e.latency_us *= in.sm >= 80 ? 1.4 : 1.9;
-    if (p == kLL) bus = std::min(ll_max_bw(in), bus / 4.0);
-    if (p == kLL128) bus = std::min(bus * (ppn < 2 ? 0.7 : 0.92), ch * kPerChMaxRingLL128Bw);
+    if (p == kLL) bus = std::min(ll_max_bw(in), bus * t.ring_ll_bw_factor);
+    if (p == kLL128)
+      bus = std::min(bus * (ppn < 2 ? t.ring_ll128_ppn1_factor : 0.92), ch * t.per_ch_ring_ll128[arch]);
     const bool chain = in.op == CollOp::Broadcast || in.op == CollOp::Reduce;
     e.algbw_GBps = chain ? bus : bus * in.ranks / steps;
   } else {
     e.latency_us =
-        kBaseLatTree[p] + 2.0 * ((ppn - 1) * kHwLatNvlinkTree[p] + log2_floor(in.nodes) * inter_lat);
+        t.base_lat[ai][p] + 2.0 * ((ppn - 1) * t.hw_lat_nvlink[ai][p] + log2_floor(in.nodes) * inter_lat);
     const int ni = node_index(in.nodes);
-    if (p == kSimple) bus = std::min(bus * 0.92, ch * kPerChMaxTreeBw[ni]);
+    if (p == kSimple) bus = std::min(bus * 0.92, ch * t.per_ch_tree[arch][ni]);
     if (p == kLL) bus = std::min(bus / 3.8, ll_max_bw(in));
     if (p == kLL128)
-      bus = std::min(bus * (in.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * kPerChMaxTreeLL128Bw[ni]);
+      bus = std::min(bus * (in.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * t.per_ch_tree_ll128[arch][ni]);
     e.algbw_GBps = bus * 0.5;
   }
   e.time_us = e.latency_us + static_cast<double>(in.size_bytes) / (1000.0 * e.algbw_GBps);
@@ -122,6 +130,8 @@ TuningInputs tuning_inputs(const CollectiveSpec& spec) {
   in.bus_GBps = in.nodes > 1 ? std::min(nvlink, net) : nvlink;
   in.amd_host = spec.amd_host;
   in.ll128_enabled = spec.ll128_enabled;
+  // The release's constants only with the cost model on: without it the tuning keeps its reference.
+  in.table = &nccl_cost_table(spec.nccl_costs ? spec.nccl_version : "");
   return in;
 }
 

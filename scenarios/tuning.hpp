@@ -1,5 +1,6 @@
 #pragma once
-// NCCL's tuning model (src/graph/tuning.cc, 2.20.3, as summarised in docs/model-reference.md §5.6): the
+// NCCL's tuning model (src/graph/tuning.cc; constants per release from scenarios/nccl_cost.hpp, by default
+// those of 2.20.3, as summarised in docs/model-reference.md §5.6): the
 // predicted time of a collective per (algorithm, protocol) and NCCL's choice (the lowest time).
 //
 //   time_us = latency_us + size_bytes / (1000 x algbw_GBps)
@@ -21,6 +22,7 @@
 // intra-node pattern, CollNet/NVLS, and per-architecture tables other than Hopper (sm90) and, for the
 // latency-only terms, everything before sm80.
 #include "scenarios/collectives.hpp"
+#include "scenarios/nccl_cost.hpp"
 
 #include <string>
 #include <vector>
@@ -37,7 +39,9 @@ struct TuningInputs {
   bool amd_host = false; ///< netOverhead 2 us instead of 1; llMaxBw 22.5 / 19.0 on 2 / >= 3 nodes
   bool ll128_enabled = true;
   double latency_inter_us = 0; ///< the graph's latencyInter (0 on InfiniBand)
-  int sm = 90;                 ///< compute capability x10; only the >= 80 / < 80 split is used
+  int sm = 90; ///< compute capability x10: >= 90 Hopper caps, else Ampere; the x1.4 / x1.9 split at 80
+  /// The release's constants (scenarios/nccl_cost.hpp); null = the reference entry (2.19.3, as NCCL 2.20.3).
+  const NcclCostTable* table = nullptr;
 };
 
 struct TuningEstimate {

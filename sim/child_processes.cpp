@@ -2,10 +2,13 @@
 
 #include "sim/error.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -14,6 +17,8 @@
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace ibn {
 namespace {
@@ -68,6 +73,12 @@ pid_t fork_tracked() {
   sigaddset(&block, SIGTERM);
   ::pthread_sigmask(SIG_BLOCK, &block, &old);
   const pid_t pid = ::fork();
+  if (pid == 0 && g_owner.load() != 0) {
+    // The child forwards signals to its own children (a point that runs segments in children), not to its
+    // parent's: it starts with an empty table of its own.
+    for (auto& c : g_children) c.store(0);
+    g_owner.store(::getpid());
+  }
   if (pid > 0)
     for (auto& c : g_children) {
       pid_t empty = 0;
@@ -87,7 +98,15 @@ void untrack_child(pid_t pid) {
   }
 }
 
-std::string run_in_child_process(const std::function<std::string()>& fn) {
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string msg;
+};
+
+Child start_child(const std::function<std::string()>& fn) {
   std::fflush(nullptr); // else the child may write the parent's buffered output a second time
   int fds[2];
   if (pipe(fds) != 0)
@@ -119,6 +138,7 @@ std::string run_in_child_process(const std::function<std::string()>& fn) {
     std::size_t left = msg.size();
     while (left > 0) {
       const ssize_t w = write(fds[1], p, left);
+      if (w < 0 && errno == EINTR) continue;
       if (w <= 0) break;
       p += w;
       left -= static_cast<std::size_t>(w);
@@ -127,27 +147,94 @@ std::string run_in_child_process(const std::function<std::string()>& fn) {
     _exit(0); // no atexit handlers or static destructors of the parent's copy
   }
   close(fds[1]);
-  std::string msg;
+  return {pid, fds[0], {}};
+}
+
+/// Reads what the child has written; true when it closed its end.
+bool read_child(Child& c) {
   char buf[65536];
   for (;;) {
-    const ssize_t r = read(fds[0], buf, sizeof buf);
+    const ssize_t r = read(c.fd, buf, sizeof buf);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    msg.append(buf, static_cast<std::size_t>(r));
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    if (r <= 0) return true;
+    c.msg.append(buf, static_cast<std::size_t>(r));
+    if (static_cast<std::size_t>(r) < sizeof buf) return false;
   }
-  close(fds[0]);
+}
+
+/// Reaps the child and decodes its message (throws as run_in_child_process documents).
+std::string finish_child(Child& c) {
+  close(c.fd);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  untrack_child(pid);
-  if (msg.empty()) {
+  untrack_child(c.pid);
+  if (c.msg.empty()) {
     const std::string why = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
                                                 : "exit status " + std::to_string(WEXITSTATUS(status));
     throw std::runtime_error("run_in_child_process: the child produced no result (" + why + ")");
   }
-  if (msg[0] == 'i') throw InputError(msg.substr(1));
-  if (msg[0] == 'e') throw std::runtime_error(msg.substr(1));
-  return msg.substr(1);
+  if (c.msg[0] == 'i') throw InputError(c.msg.substr(1));
+  if (c.msg[0] == 'e') throw std::runtime_error(c.msg.substr(1));
+  return c.msg.substr(1);
+}
+
+} // namespace
+
+std::string run_in_child_process(const std::function<std::string()>& fn,
+                                 const std::function<void()>& on_wait) {
+  std::string out;
+  run_in_child_processes(
+      1, [&](std::size_t) { return fn(); }, 1, [&](std::size_t, std::string text) { out = std::move(text); },
+      on_wait);
+  return out;
+}
+
+void run_in_child_processes(std::size_t n, const std::function<std::string(std::size_t)>& fn,
+                            unsigned parallel, const std::function<void(std::size_t, std::string)>& on_result,
+                            const std::function<void()>& on_wait) {
+  parallel = std::max(1u, parallel);
+  std::vector<std::pair<std::size_t, Child>> running;
+  std::size_t next = 0;
+  std::exception_ptr error;
+  while (running.size() > 0 || (next < n && !error)) {
+    while (!error && next < n && running.size() < parallel) {
+      try {
+        auto c = start_child([&, i = next] { return fn(i); });
+        fcntl(c.fd, F_SETFL, fcntl(c.fd, F_GETFL) | O_NONBLOCK);
+        running.emplace_back(next, std::move(c));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      ++next;
+    }
+    if (running.empty()) break;
+    std::vector<pollfd> fds;
+    for (const auto& r : running) fds.push_back({r.second.fd, POLLIN, 0});
+    const int k = poll(fds.data(), fds.size(), 200);
+    if (k < 0 && errno != EINTR) {
+      error =
+          error ? error : std::make_exception_ptr(std::runtime_error("run_in_child_processes: poll failed"));
+    }
+    if (on_wait) on_wait();
+    for (std::size_t j = 0; j < running.size();) {
+      auto& [i, c] = running[j];
+      if (k > 0 && (fds[j].revents & (POLLIN | POLLHUP | POLLERR)) && read_child(c)) {
+        try {
+          auto text = finish_child(c);
+          if (!error) on_result(i, std::move(text));
+        } catch (...) {
+          if (!error) error = std::current_exception();
+        }
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(j));
+        fds.erase(fds.begin() + static_cast<std::ptrdiff_t>(j));
+        continue;
+      }
+      ++j;
+    }
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 } // namespace ibn

@@ -13,6 +13,7 @@
 // handler.
 #include <sys/types.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -21,7 +22,8 @@ namespace ibn {
 /// Installs the SIGINT/SIGTERM handlers (once per process; later calls do nothing).
 void install_signal_forwarding();
 
-/// fork() with SIGINT/SIGTERM blocked until the child is recorded, so a signal never misses it. Returns as
+/// fork() with SIGINT/SIGTERM blocked until the child is recorded, so a signal never misses it. The child
+/// starts with an empty table and forwards signals to its own children (nested child processes). Returns as
 /// fork() does (-1 and errno on failure). Call untrack_child(pid) after waitpid() has reaped it.
 pid_t fork_tracked();
 
@@ -32,6 +34,16 @@ void untrack_child(pid_t pid);
 /// InputError thrown in the child is thrown again here as an InputError (bad input stays exit 2); any other
 /// exception, or a child that dies without a result, as std::runtime_error with the child's message. Call it
 /// from a single-threaded process (fork copies only the calling thread).
-std::string run_in_child_process(const std::function<std::string()>& fn);
+/// `on_wait` (if any) is called about every 200 ms while the child runs (e.g. to print progress).
+std::string run_in_child_process(const std::function<std::string()>& fn,
+                                 const std::function<void()>& on_wait = {});
+
+/// Runs fn(0) .. fn(n - 1), each in its own forked (tracked) child, at most `parallel` at a time, and hands
+/// each one's text to on_result(i, text) in this process as it finishes (completion order). `on_wait` is
+/// called about every 200 ms. The first failure (thrown as run_in_child_process() would) stops starting new
+/// children; the running ones are waited for, then it is rethrown. Call it from a single-threaded process.
+void run_in_child_processes(std::size_t n, const std::function<std::string(std::size_t)>& fn,
+                            unsigned parallel, const std::function<void(std::size_t, std::string)>& on_result,
+                            const std::function<void()>& on_wait = {});
 
 } // namespace ibn

@@ -78,6 +78,7 @@ FlowConfig flow_config_from(const pkt::PacketConfig& p) {
   static_cast<common::Framing&>(c) = static_cast<const common::Framing&>(p);
   static_cast<common::DeviceKnobs&>(c) = static_cast<const common::DeviceKnobs&>(p);
   c.adaptive_routing = p.ar_mode != pkt::ArMode::Off;
+  c.link_bit_error_rate = p.link_bit_error_rate;
   return c;
 }
 
@@ -386,7 +387,11 @@ struct FlowEngine::Impl {
     dl.resize(dlinks.size());
     for (topo::LinkId l = 0; l < fabric.num_links(); ++l) {
       const topo::Link& link = fabric.link(l);
-      const double bw = static_cast<double>(link.rate_bps()) / 8.0; // wire bytes per second
+      double bw = static_cast<double>(link.rate_bps()) / 8.0; // wire bytes per second
+      if (l < cfg.link_bit_error_rate.size() &&
+          cfg.link_bit_error_rate[l] > 0) // capacity after retransmissions
+        bw *= std::exp(8.0 * static_cast<double>(cfg.wire_bytes(cfg.mtu_bytes)) *
+                       std::log1p(-std::min(cfg.link_bit_error_rate[l], 0.5)));
       for (int dir = 0; dir < 2; ++dir) {
         const topo::NodeId from = dir == 0 ? link.a.node : link.b.node;
         const topo::NodeKind kind = fabric.node(from).kind;

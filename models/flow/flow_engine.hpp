@@ -73,6 +73,9 @@ struct FlowConfig : common::Framing, common::DeviceKnobs {
   bool adaptive_routing = false; ///< per-message least-loaded choice in the AR groups
   FactorFn factors;              ///< per-size latency offset and bandwidth factor (empty: none)
   bool s4u_comms = false; ///< force the s4u Comm path (else SimGrid's network model directly when possible)
+  /// Per LinkId residual bit-error rate (pkt::PacketConfig::link_bit_error_rate; empty: none): the cable's
+  /// capacity is scaled by the delivered fraction of full-MTU packets, (1 - b)^(8 W), W = their wire bytes.
+  std::vector<double> link_bit_error_rate;
 
   /// Bytes on the wire for a message of `payload` bytes, as the packet engine sends an RDMA WRITE
   /// (common::Framing::write_wire_bytes).

@@ -35,6 +35,13 @@ Core::Core(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t
 void Core::build() {
   pfc_on = cfg.flow_control == FlowControl::Pfc;
   bit_errors = cfg.bit_error_rate > 0;
+  if (!cfg.link_bit_error_rate.empty()) {
+    if (cfg.link_bit_error_rate.size() != fabric.num_links())
+      throw InputError("link_bit_error_rate: " + std::to_string(cfg.link_bit_error_rate.size()) +
+                       " rates for " + std::to_string(fabric.num_links()) + " cables");
+    link_ber = cfg.link_bit_error_rate;
+    bit_errors = true;
+  }
   cc_dcqcn = cfg.cc == CcMode::Dcqcn;
   cc_ibcc = cfg.cc == CcMode::IbCc;
   const MarkPoint mp = cc_dcqcn ? cfg.dcqcn.mark_point : cfg.ibcc.mark_point;

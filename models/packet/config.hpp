@@ -73,6 +73,9 @@ struct PacketConfig : common::Framing, common::DeviceKnobs {
   int retry_count = 7;
   std::uint32_t max_rd_atomic = 16; ///< outstanding RDMA READs per QP
   double bit_error_rate = 0.0;      ///< per bit; a corrupted packet is dropped at its receiver
+  /// Per LinkId residual (post-FEC) bit-error rate replacing bit_error_rate on that cable; empty: none. Not a
+  /// knob: set from a scenario's `faults.ber` (scenarios/faults.hpp).
+  std::vector<double> link_bit_error_rate;
   // hca_rate_gbps (common::DeviceKnobs): an HCA's transmitter starts packets no faster than
   // wire_bytes x 8 / cap apart (remainders carried exactly like serialization), e.g. a PCIe-limited NIC.
   /// Link-level flow control: "credits" (IB, the default) or "pfc" (RoCE lossless, `pfc` below).

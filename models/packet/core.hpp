@@ -175,7 +175,8 @@ struct Core {
   std::int64_t max_pkt_credits = 0; // credits of the largest packet an HCA sends (full MTU, RETH, immediate)
   // Congestion control and PFC (all off by default).
   bool cc_dcqcn = false, cc_ibcc = false, pfc_on = false;
-  bool bit_errors = false; // cfg.bit_error_rate > 0 (a flag: start_tx tests it per packet)
+  bool bit_errors = false; // cfg.bit_error_rate > 0 or per-link rates (a flag: start_tx tests it per packet)
+  std::vector<double> link_ber; // per LinkId (cfg.link_bit_error_rate); empty: cfg.bit_error_rate everywhere
   bool mark_enqueue = false, mark_dequeue = false; // a marking scheme decides at enqueue / at dequeue
   Rng* ecn_rng = nullptr;
   std::vector<CctEntry> cct;

@@ -116,7 +116,8 @@ void Core::start_tx(Tx& tx, std::uint32_t pi) {
   Time end = now + ser;
   if (p.tail > end) end = p.tail; // cut-through: cannot finish before the tail has arrived
   if (bit_errors && !p.corrupted) {
-    const double ok = std::pow(1.0 - cfg.bit_error_rate, 8.0 * p.wire);
+    const double ber = link_ber.empty() ? cfg.bit_error_rate : link_ber[tx.link];
+    const double ok = std::pow(1.0 - ber, 8.0 * p.wire);
     const double u = static_cast<double>(ber_rng->next_u64() >> 11) * 0x1.0p-53;
     if (u >= ok) p.corrupted = true;
   }

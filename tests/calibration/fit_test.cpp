@@ -237,3 +237,29 @@ TEST_CASE("fit_profile: switch latency from pairs at different hop counts") {
   CHECK(p.switch_latency_source == "fitted");
   CHECK(p.hops == 1);
 }
+
+TEST_CASE("NCCL cost fit: base and per-step network cost recovered from synthetic rows") {
+  // residual = 7 + 3 x net_steps + 2e-5 us/B x size at two step counts (2 and 6): all three recovered.
+  std::vector<calib::NcclCostPoint> pts;
+  for (double steps : {2.0, 6.0})
+    for (double size : {64.0, 1024.0, 8192.0, 32768.0})
+      pts.push_back({steps, size, 7 + 3 * steps + 2e-5 * size});
+  auto e = calib::fit_nccl_costs(pts, 100);
+  CHECK_FALSE(e.base_fixed);
+  CHECK(e.base_us == doctest::Approx(7).epsilon(1e-9));
+  CHECK(e.net_step_us == doctest::Approx(3).epsilon(1e-9));
+  CHECK(e.slope_us_per_byte == doctest::Approx(2e-5).epsilon(1e-6));
+  CHECK(e.r2 == doctest::Approx(1.0));
+  CHECK(e.points == 8);
+  // One step count: base and net_step are not separable; base is held at the prior, net_step takes the rest
+  // (7 + 3 x 4 = 19 = 10 + 4 x 2.25).
+  pts.clear();
+  for (double size : {64.0, 1024.0, 8192.0}) pts.push_back({4.0, size, 19.0});
+  e = calib::fit_nccl_costs(pts, 10);
+  CHECK(e.base_fixed);
+  CHECK(e.base_us == doctest::Approx(10));
+  CHECK(e.net_step_us == doctest::Approx(2.25));
+  // Errors: too few rows; no network step.
+  CHECK_THROWS_AS(calib::fit_nccl_costs({{1, 8, 1}, {1, 16, 1}}, 0), InputError);
+  CHECK_THROWS_AS(calib::fit_nccl_costs({{0, 8, 1}, {0, 16, 1}, {0, 32, 1}}, 0), InputError);
+}

@@ -511,3 +511,19 @@ TEST_CASE("nccl-tests '_perf_mpi' binary names and sweeps starting at 0 B (Snell
   CHECK(cmd[0].collective == NcclCollective::sendrecv);
   CHECK(cmd[0].collective_from == "command line");
 }
+
+TEST_CASE("nccl-tests parser: a row split by interleaved NCCL INFO output is ignored with a warning") {
+  // Snellius all_reduce (tests/data/SOURCES.md): the 2 MiB row's size columns are on line 334, followed by
+  // NCCL INFO lines; its result columns ("87.18 24.05 42.10 0 85.11 ...") are alone on line 396.
+  const auto runs = ibn::calib::parse_nccl_tests_file(std::string(IBNETSIM_TEST_DATA) +
+                                                      "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-snellius-odissei.log");
+  REQUIRE(runs.size() == 1);
+  const auto& r = runs[0];
+  bool warned = false;
+  for (const auto& w : r.warnings) warned = warned || (w.find(":396:") != std::string::npos && w.find("split") != std::string::npos);
+  CHECK(warned);
+  CHECK(r.rows.size() == 30); // 8 B .. 8 GiB is 31 sizes, minus the split one
+  for (const auto& row : r.rows) CHECK(row.size_bytes != 2097152);
+  CHECK(r.rows.back().size_bytes == 8589934592ull);
+  CHECK(r.rows.back().oop.time_us == doctest::Approx(96276));
+}

@@ -142,3 +142,39 @@ TEST_CASE("engine link: the measured rate, else the smallest 4x link that carrie
   // 4xFDR carries 54.55 x 1024/1106 = 50.5 < 52.5 Gb/s of payload: the next one, 4xEDR.
   CHECK(p.engine_link_speed().to_string() == "4xEDR");
 }
+
+TEST_CASE("profile: the nccl section round-trips and is validated") {
+  Profile p;
+  NcclCostFit f;
+  f.version = "2.22.3";
+  f.protocol = "ll";
+  f.base = {12.5, "us", 0.9, 1.5, "us", 10};
+  f.net_step = {3.25, "us", 0.9, 1.5, "us", 10};
+  f.base_fixed = true;
+  f.max_bytes = 65536;
+  f.sources = {"a.log (10 rows <= 64 KiB)"};
+  p.nccl = f;
+  const auto j = p.to_json();
+  const auto q = Profile::from_json(j, "p.json");
+  REQUIRE(q.nccl.has_value());
+  CHECK(q.nccl->version == "2.22.3");
+  CHECK(q.nccl->protocol == "ll");
+  CHECK(q.nccl->base.value == 12.5);
+  CHECK(q.nccl->net_step.value == 3.25);
+  CHECK(q.nccl->base_fixed);
+  CHECK(q.nccl->max_bytes == 65536);
+  CHECK(q.nccl->sources == f.sources);
+  CHECK(q.to_json() == j);
+  auto bad = j;
+  bad["nccl"]["protocol"] = "fast";
+  auto e = test::error_of([&] { Profile::from_json(bad, "p.json"); });
+  CHECK(e.find("$.nccl.protocol") != std::string::npos);
+  bad = j;
+  bad["nccl"]["net_step"]["unit"] = "ns";
+  e = test::error_of([&] { Profile::from_json(bad, "p.json"); });
+  CHECK(e.find("$.nccl.net_step.unit") != std::string::npos);
+  bad = j;
+  bad["nccl"]["extra"] = 1;
+  e = test::error_of([&] { Profile::from_json(bad, "p.json"); });
+  CHECK(e.find("$.nccl.extra") != std::string::npos);
+}

@@ -137,3 +137,57 @@ TEST_CASE("runner: a JSON trace is replayed call by call") {
           run_scenario(make_scenario(J{{"fabric", small_tree(16)}, {"jobs", J::array({job})}}, "s.json", dir.string()));
         }).find("missing.json") != std::string::npos);
 }
+
+TEST_CASE("runner: variability keys are opt-in and do what they say") {
+  // 4 nodes x 1 GPU, ring of 1 MiB on an NDR tree (8 iterations).
+  auto doc = [](const J& var) {
+    J d{{"fabric", small_tree(8)}, {"jobs", J::array({one_job(4, "1M", 8)})}};
+    if (!var.is_null()) d["variability"] = var;
+    return d;
+  };
+  const auto base_s = make_scenario(doc(nullptr), "t", "");
+  CHECK(!base_s.effective.contains("variability")); // not written into the effective document unless given
+  const auto base = run_scenario(base_s).collectives.at(0).samples_us;
+  // An all-zero variability section changes nothing, bit for bit.
+  const auto zero = run_scenario(make_scenario(
+      doc(J{{"state_sigma", 0.0}, {"stragglers", {{"count", 0}}}, {"launch", {{"median_us", 0.0}}}}), "t",
+      ""));
+  CHECK(zero.collectives.at(0).samples_us == base);
+  // Run state: every sample scaled by the run's factor exp(sigma z) (one z per run): the ratio is the same
+  // for all iterations, and differs from 1.
+  const auto st =
+      run_scenario(make_scenario(doc(J{{"state_sigma", 0.3}}), "t", "")).collectives.at(0).samples_us;
+  REQUIRE(st.size() == base.size());
+  const double f = st[0] / base[0];
+  CHECK(std::abs(f - 1) > 1e-6);
+  for (std::size_t i = 0; i < st.size(); ++i) CHECK(st[i] / base[i] == doctest::Approx(f).epsilon(1e-9));
+  // A straggler whose NIC runs at half rate: each transfer it sends is posted later by its serialization time
+  // at the full rate (1/0.5 - 1 = 1). The collective is slower, by at most the sum of those delays (every
+  // straggler transfer on the critical path): it sends 2(n-1)/n x 1 MiB, 1.5 MiB x 8 / 400 Gb/s = 31.5 us.
+  const auto sl =
+      run_scenario(make_scenario(doc(J{{"stragglers", {{"count", 1}, {"rate_factor", 0.5}}}}), "t", ""))
+          .collectives.at(0)
+          .samples_us;
+  const double bound = 1.5 * 1048576 * 8 / 400e9 * 1e6;
+  for (std::size_t i = 0; i < sl.size(); ++i) {
+    INFO("with straggler " << sl[i] << " us, without " << base[i] << " us");
+    CHECK(sl[i] > base[i] + 1.0);
+    CHECK(sl[i] <= base[i] + bound + 1e-3);
+  }
+  // A straggler whose ranks start 50 us late: the collective, measured from the first rank's start, is
+  // slower by at most 50 us and by more than nothing.
+  const auto dl =
+      run_scenario(make_scenario(doc(J{{"stragglers", {{"count", 1}, {"delay_us", 50.0}}}}), "t", ""))
+          .collectives.at(0)
+          .samples_us;
+  for (std::size_t i = 0; i < dl.size(); ++i) {
+    CHECK(dl[i] > base[i] + 1.0);
+    CHECK(dl[i] <= base[i] + 50.0 + 1e-3);
+  }
+  // More stragglers than nodes: an error naming the key.
+  CHECK_THROWS_WITH_AS(run_scenario(make_scenario(doc(J{{"stragglers", {{"count", 5}}}}), "t", "")),
+                       doctest::Contains("variability.stragglers.count"), InputError);
+  // Bad values are refused by the schema, naming the key.
+  CHECK_THROWS_WITH_AS(make_scenario(doc(J{{"stragglers", {{"rate_factor", 1.5}}}}), "t", ""),
+                       doctest::Contains("variability.stragglers.rate_factor"), InputError);
+}

@@ -1,0 +1,139 @@
+// Reading a report's input: a plan.json / whatif.json / results.json file or folder, or a sweep folder
+// (points/<id>/results.json) turned into a what-if style document. See report.hpp.
+#include "analysis/report.hpp"
+
+#include "sim/error.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+namespace ibn::analysis {
+
+using nlohmann::json;
+
+std::optional<double> ratio_value(const std::string& s) {
+  const auto colon = s.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  double a = 0, b = 0;
+  const char* p = s.data();
+  const auto ra = std::from_chars(p, p + colon, a);
+  const auto rb = std::from_chars(p + colon + 1, p + s.size(), b);
+  if (ra.ec != std::errc{} || ra.ptr != p + colon || rb.ec != std::errc{} || rb.ptr != p + s.size())
+    return {};
+  if (!(a > 0) || !(b > 0)) return std::nullopt;
+  return a / b;
+}
+
+namespace {
+
+/// A sweep folder (points/<id>/results.json, no summary file): a what-if style document with one row per
+/// point and measured collective; a row's ratio is the point's fabric.params.oversubscription (1:1 when it
+/// has none) and its routing label the point's routing.adaptive (static/adaptive) — or, when points differ in
+/// more than these two (seeds, other keys), the point's folder name, so every point is its own curve.
+ReportInput load_sweep_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> points;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "points"))
+    if (fs::exists(e.path() / "results.json")) points.push_back(e.path());
+  std::sort(points.begin(), points.end());
+  if (points.empty()) throw InputError(dir + "/points: no point has a results.json yet");
+  json rows = json::array(), manifest = json::object();
+  for (const auto& p : points) {
+    const std::string file = (p / "results.json").string();
+    std::ifstream in(file, std::ios::binary);
+    json r;
+    try {
+      r = json::parse(in);
+    } catch (const json::parse_error& e) {
+      throw InputError(file + ": invalid JSON: " + e.what());
+    }
+    const json m = r.value("manifest", json::object());
+    if (manifest.empty()) {
+      manifest = {{"version", m.value("version", std::string())},
+                  {"engine", m.value("engine", std::string())},
+                  {"seed", m.value("seed", json(nullptr))},
+                  {"source", "sweep of " + std::to_string(points.size()) + " points"},
+                  {"config", m.value("config", json::object())}};
+    }
+    std::string ratio = "1:1";
+    const json cfg = m.value("config", json::object());
+    if (cfg.contains("fabric") && cfg["fabric"].contains("params") &&
+        cfg["fabric"]["params"].contains("oversubscription")) {
+      const auto& o = cfg["fabric"]["params"]["oversubscription"];
+      if (o.is_string() && ratio_value(o.get<std::string>().substr(0, o.get<std::string>().find(','))))
+        ratio = o;
+    }
+    ratio = ratio.substr(0, ratio.find(','));
+    for (const auto& c : r.value("collectives", json::array())) {
+      if (c.value("background", false) || !c.contains("completion_us")) continue;
+      json row = c;
+      row["oversubscription"] = ratio;
+      const std::string ar =
+          cfg.contains("routing") ? cfg["routing"].value("adaptive", std::string("off")) : "off";
+      row["routing"] = ar == "off" ? "static" : ar == "per-packet" ? "adaptive" : "adaptive-" + ar;
+      row["point"] = p.filename().string();
+      row["cc"] = cfg.contains("cc") ? cfg["cc"].value("algorithm", std::string()) : std::string();
+      row["links"] = r.value("links", json::object());
+      row.erase("name");
+      rows.push_back(std::move(row));
+    }
+  }
+  // Points that differ in more than ratio and routing (seeds, other keys) keep their folder name as label.
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  bool clash = false;
+  for (const auto& r : rows) {
+    const auto k = std::make_tuple(r["oversubscription"].get<std::string>(), r["routing"].get<std::string>(),
+                                   r.value("job", std::string()) + "/" + r.value("op", std::string()) + "/" +
+                                       r.value("size_bytes", json(0)).dump());
+    clash = clash || !seen.insert(k).second;
+  }
+  if (clash)
+    for (auto& r : rows) r["routing"] = r["point"];
+  ReportInput out;
+  out.path = (fs::path(dir) / "points").string();
+  out.doc = {{"manifest", manifest}, {"rows", rows}};
+  return out;
+}
+
+} // namespace
+
+ReportInput load_report_input(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path file = path;
+  if (fs::is_directory(path, ec)) {
+    if (fs::exists(file / "plan.json", ec))
+      file /= "plan.json";
+    else if (fs::exists(file / "whatif.json", ec))
+      file /= "whatif.json";
+    else if (fs::exists(file / "results.json", ec))
+      file /= "results.json";
+    else if (fs::is_directory(file / "points", ec))
+      return load_sweep_folder(file.string());
+    else
+      throw InputError(path +
+                       ": none of plan.json, whatif.json, results.json or points/ (a sweep) in this folder");
+  } else if (!fs::exists(path, ec)) {
+    throw InputError(path + ": no such folder or file");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file.string() + ": cannot open for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
+  ReportInput r;
+  r.path = file.string();
+  try {
+    r.doc = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw InputError(r.path + ": invalid JSON: " + e.what());
+  }
+  return r;
+}
+
+} // namespace ibn::analysis

@@ -1,0 +1,32 @@
+# File-size check (cmake -P): no C++ source of the product (the layers of CMakeLists.txt, testing/, fuzz/) is
+# longer than LIMIT lines, so no file grows back into one class that does everything (docs/architecture.md).
+# Tests and benchmarks are exempt. Run by CTest (label quick-layering) and by hand:
+#   cmake -DROOT=. -DDIRS=sim,topology,models,calibration,scenarios,analysis,apps,testing,fuzz -DLIMIT=850 \
+#         -P cmake/check_file_sizes.cmake
+if(NOT ROOT OR NOT DIRS OR NOT LIMIT)
+  message(FATAL_ERROR "check_file_sizes.cmake: pass -DROOT=<source dir> -DDIRS=<a,b,...> -DLIMIT=<lines>")
+endif()
+string(REPLACE "," ";" DIRS "${DIRS}")
+get_filename_component(ROOT "${ROOT}" ABSOLUTE)
+set(too_long "")
+set(checked 0)
+foreach(dir ${DIRS})
+  file(GLOB_RECURSE files "${ROOT}/${dir}/*.cpp" "${ROOT}/${dir}/*.hpp")
+  foreach(f ${files})
+    math(EXPR checked "${checked} + 1")
+    file(READ "${f}" text)
+    string(REGEX REPLACE "[^\n]" "" newlines "${text}")
+    string(LENGTH "${newlines}" n)
+    if(n GREATER LIMIT)
+      file(RELATIVE_PATH rel "${ROOT}" "${f}")
+      string(APPEND too_long "  ${rel}: ${n} lines\n")
+    endif()
+  endforeach()
+endforeach()
+if(checked EQUAL 0)
+  message(FATAL_ERROR "check_file_sizes.cmake: no source found under ${ROOT} (${DIRS})")
+endif()
+if(too_long)
+  message(FATAL_ERROR "source files over ${LIMIT} lines (split them by responsibility):\n${too_long}")
+endif()
+message(STATUS "${checked} sources, none over ${LIMIT} lines")

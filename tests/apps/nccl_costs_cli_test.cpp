@@ -1,0 +1,72 @@
+// NCCL's cost model through the binary (issue 16 item 1): `calibrate fit` on a real nccl-tests log writes the
+// profile's nccl section; `validate nccl-tests` passes the log's NCCL version, takes nccl.costs and uses a
+// profile's nccl section; a bad nccl.version is exit 2 naming the key.
+#include "tests/apps/run_cli.hpp"
+#include "tests/test_util.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace {
+const std::string kData = IBNETSIM_TEST_DATA;
+const std::string kSnellius = kData + "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log";
+
+/// Median of |error_pct| over the rows of a validate JSON.
+double median_abs_error(const nlohmann::json& v) {
+  std::vector<double> e;
+  for (const auto& r : v.at("rows")) e.push_back(std::abs(r.at("error_pct").get<double>()));
+  std::sort(e.begin(), e.end());
+  return e.size() % 2 ? e[e.size() / 2] : 0.5 * (e[e.size() / 2 - 1] + e[e.size() / 2]);
+}
+} // namespace
+
+TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section; validate uses it") {
+  const auto dir = ibn::test::scratch_dir("nccl-costs-fit");
+  const auto profile = (dir / "p.json").string();
+  auto r = ibn::test::run_cli("calibrate fit " + kSnellius + " --nccl-max-bytes 32K -o " + profile + " 2>&1");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("NCCL 2.22.3 costs") != std::string::npos);
+  const auto p = ibn::test::read_json_file(profile);
+  REQUIRE(p.contains("nccl"));
+  const auto& n = p.at("nccl");
+  CHECK(n.at("version") == "2.22.3");
+  CHECK(n.at("protocol") == "ll"); // the small sizes of this log run in LL
+  CHECK(n.at("max_bytes") == 32768);
+  // One log, one step count: the base is NCCL's table value (ring LL baseLat 6.6 us), the step is fitted.
+  CHECK(n.at("base_fixed") == true);
+  CHECK(n.at("base").at("value").get<double>() == doctest::Approx(6.6));
+  CHECK(n.at("net_step").at("value").get<double>() >= 0);
+  CHECK(n.at("base").at("points").get<int>() >= 3);
+  CHECK(p.at("inputs").size() == 1);
+
+  // The log names NCCL 2.22.3; validate passes it on. With the fitted profile the rows it was fitted on
+  // come closer than without any cost (the fit's own data: a check of the wiring, not of prediction).
+  const std::string base = "validate nccl-tests " + kSnellius + " --engine flow -n 1 --max-bytes 32K --json";
+  r = ibn::test::run_cli(base + " 2>/dev/null");
+  REQUIRE(r.code == 0);
+  const auto off = nlohmann::json::parse(r.out);
+  CHECK(off.at("runs").at(0).at("nccl_version") == "2.22.3");
+  r = ibn::test::run_cli(base + " --profile " + profile + " 2>/dev/null");
+  REQUIRE(r.code == 0);
+  const auto fitted = nlohmann::json::parse(r.out);
+  CHECK(median_abs_error(fitted) < median_abs_error(off));
+  // nccl.costs=true without a profile charges the table's costs: every simulated time grows.
+  r = ibn::test::run_cli(base + " --set nccl.costs=true 2>/dev/null");
+  REQUIRE(r.code == 0);
+  const auto on = nlohmann::json::parse(r.out);
+  REQUIRE(on.at("rows").size() == off.at("rows").size());
+  for (std::size_t i = 0; i < on.at("rows").size(); ++i)
+    CHECK(on.at("rows").at(i).at("simulated_time_us").get<double>() >
+          off.at("rows").at(i).at("simulated_time_us").get<double>());
+}
+
+TEST_CASE("nccl.version: not a version is exit 2 naming the key") {
+  const auto r = ibn::test::run_cli("validate nccl-tests " + kSnellius +
+                                    " --max-bytes 1K --set nccl.version=banana --json 2>&1");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("nccl.version") != std::string::npos);
+  CHECK(r.out.find("banana") != std::string::npos);
+}

@@ -1,0 +1,196 @@
+// NCCL's cost model (scenarios/nccl_cost.hpp): the versioned table lookup, the per-step costs and step counts
+// against hand-computed values from NCCL's tuning.cc constants (formula in each comment), the DAG fields
+// they set, a closed form of the DAG's time with the costs on, and the tuning model's reference unchanged.
+#include "scenarios/nccl_cost.hpp"
+#include "scenarios/tuning.hpp"
+
+#include "sim/error.hpp"
+#include "tests/test_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace ibn;
+using namespace ibn::scen;
+
+namespace {
+
+Time symbolic_run(const TransferDag& d, Time alpha, std::int64_t ps_per_byte) {
+  // Delivery = max(dependency deliveries, launch) + local_delay + alpha + bytes x ps_per_byte (no
+  // contention).
+  std::vector<Time> done(d.size());
+  Time end;
+  for (TransferId i = 0; i < d.size(); ++i) {
+    Time start = d.launch_latency;
+    for (auto dep : d.deps_of(i)) start = std::max(start, done[dep]);
+    done[i] =
+        start + d[i].local_delay + alpha + Time::ps(static_cast<std::int64_t>(d[i].bytes) * ps_per_byte);
+    end = std::max(end, done[i]);
+  }
+  return end;
+}
+
+} // namespace
+
+TEST_CASE("nccl cost table: a version picks the newest entry not newer than it") {
+  CHECK(std::string(nccl_cost_table("2.8.4").version) == "2.8.4");
+  CHECK(std::string(nccl_cost_table("2.11.4").version) == "2.8.4");
+  CHECK(std::string(nccl_cost_table("2.7.8").version) == "2.8.4"); // older than every entry: the oldest
+  CHECK(std::string(nccl_cost_table("2.17.1").version) == "2.12.12");
+  CHECK(std::string(nccl_cost_table("2.20.3").version) == "2.19.3");
+  CHECK(std::string(nccl_cost_table("2.22.3").version) == "2.21.5");
+  CHECK(std::string(nccl_cost_table("2.26.2+cuda12.2").version) == "2.23.4");
+  CHECK(std::string(nccl_cost_table("2.27.7").version) == "2.23.4");
+  CHECK(std::string(nccl_cost_table("").version) == "2.19.3"); // the tuning model's reference
+  CHECK(nccl_version_code("2.26.2") == 22602);
+  CHECK(nccl_version_code("2.8") == 20800);
+  CHECK(nccl_version_code("v2") == -1);
+  const auto e = test::error_of([] { nccl_cost_table("banana", "nccl.version"); });
+  CHECK(e.find("nccl.version") != std::string::npos);
+  CHECK(e.find("banana") != std::string::npos);
+  CHECK_THROWS_AS(nccl_cost_table("3.1.0"), InputError);
+  // Entries are in version order.
+  std::size_t n = 0;
+  const auto* t = nccl_cost_tables(&n);
+  for (std::size_t i = 1; i < n; ++i) CHECK(t[i - 1].code < t[i].code);
+}
+
+TEST_CASE("nccl step costs: hand-computed from tuning.cc's constants") {
+  NcclCostInputs in;
+  in.ranks = 16;
+  in.nodes = 2;
+  // 2.26.2 (entry 2.23.4), ring LL, 2 x 8 GPUs: base = baseLat[ring][LL] = 6.6; intra = max(hwLat[NVLINK]
+  // [ring][LL] 0.6, netOverhead 1.0) = 1.0; net = hwLat[NET][ring][LL] = 2.7.
+  in.algorithm = "ring";
+  in.protocol = "ll";
+  auto c = nccl_step_costs(nccl_cost_table("2.26.2"), in);
+  CHECK(c.base_us == doctest::Approx(6.6));
+  CHECK(c.intra_us == doctest::Approx(1.0));
+  CHECK(c.net_us == doctest::Approx(2.7));
+  // Simple on an AMD host: intra = max(3.4, 2 x 3) = 6; net 14.0; base 8.4.
+  in.protocol = "simple";
+  in.amd_host = true;
+  c = nccl_step_costs(nccl_cost_table("2.26.2"), in);
+  CHECK(c.intra_us == doctest::Approx(6.0));
+  CHECK(c.net_us == doctest::Approx(14.0));
+  CHECK(c.base_us == doctest::Approx(8.4));
+  in.amd_host = false;
+  // One GPU per node: from 2.23 the ring uses the tree's NET latency (LL: 5.0), before it the ring's (2.7).
+  in.protocol = "ll";
+  in.ranks = 2;
+  CHECK(nccl_step_costs(nccl_cost_table("2.26.2"), in).net_us == doctest::Approx(5.0));
+  CHECK(nccl_step_costs(nccl_cost_table("2.22.3"), in).net_us == doctest::Approx(2.7));
+  // 2.8: no netOverhead floor (intra = hwLat[NVLINK][ring][LL] = 0.47), ring Simple NET 9.6.
+  in.ranks = 16;
+  CHECK(nccl_step_costs(nccl_cost_table("2.8.4"), in).intra_us == doctest::Approx(0.47));
+  in.protocol = "simple";
+  CHECK(nccl_step_costs(nccl_cost_table("2.8.4"), in).net_us == doctest::Approx(9.6));
+  // Tree Simple: 2.19 base 0, NVLINK 28, NET 28; 2.23 base 8.4, NVLINK 4.0, NET 14.
+  in.algorithm = "tree";
+  c = nccl_step_costs(nccl_cost_table("2.19.3"), in);
+  CHECK(c.base_us == 0.0);
+  CHECK(c.intra_us == doctest::Approx(28.0));
+  CHECK(c.net_us == doctest::Approx(28.0));
+  c = nccl_step_costs(nccl_cost_table("2.23.4"), in);
+  CHECK(c.base_us == doctest::Approx(8.4));
+  CHECK(c.intra_us == doctest::Approx(4.0));
+  CHECK(c.net_us == doctest::Approx(14.0));
+  CHECK(nccl_wire_efficiency("ll") == 0.5);
+  CHECK(nccl_wire_efficiency("ll128") == doctest::Approx(120.0 / 128.0));
+  CHECK(nccl_wire_efficiency("simple") == 1.0);
+}
+
+TEST_CASE("nccl step counts: NCCL's latency model per version") {
+  // Ring AllReduce, 16 ranks on 2 nodes: 2(n-1) = 30 steps; 2.19: 2m = 4 cross nodes; 2.23: 2(m-1) = 2.
+  auto c = nccl_step_counts(nccl_cost_table("2.19.3"), CollOp::AllReduce, "ring", 16, 2);
+  CHECK(c.net == 4);
+  CHECK(c.intra == 26);
+  c = nccl_step_counts(nccl_cost_table("2.26.2"), CollOp::AllReduce, "ring", 16, 2);
+  CHECK(c.net == 2);
+  CHECK(c.intra == 28);
+  // AllGather, 8 ranks on 2 nodes (2.22): n-1 = 7 steps, m = 2 of them across nodes.
+  c = nccl_step_counts(nccl_cost_table("2.22.3"), CollOp::AllGather, "ring", 8, 2);
+  CHECK(c.net == 2);
+  CHECK(c.intra == 5);
+  // Tree AllReduce, 8 nodes x 8: 2(ppn-1) = 14 intra, 2 floor(log2 8) = 6 net.
+  c = nccl_step_counts(nccl_cost_table("2.8.4"), CollOp::AllReduce, "tree", 64, 8);
+  CHECK(c.intra == 14);
+  CHECK(c.net == 6);
+  // SendRecv: one exchange across nodes; one node: none.
+  c = nccl_step_counts(nccl_cost_table("2.26.2"), CollOp::SendRecv, "direct", 2, 2);
+  CHECK(c.net == 1);
+  CHECK(c.intra == 0);
+  c = nccl_step_counts(nccl_cost_table("2.26.2"), CollOp::AllReduce, "ring", 8, 1);
+  CHECK(c.net == 0);
+  CHECK(c.intra == 14);
+}
+
+TEST_CASE("nccl costs in the DAG: launch latency, intra and net step overheads, closed form") {
+  CollectiveSpec s;
+  s.op = CollOp::AllReduce;
+  s.ranks = 4;
+  s.gpus_per_node = 2;
+  s.nics_per_node = 1;
+  s.channels = 1;
+  s.algorithm = "ring";
+  s.protocol = "ll";
+  s.size_bytes = 4096;
+  const auto off = build_collective(s);
+  CHECK(off.launch_latency == Time::zero());
+  for (const auto& t : off.transfers()) CHECK(t.local_delay == Time::zero());
+  s.nccl_costs = true;
+  s.nccl_version = "2.20.3";
+  const auto on = build_collective(s);
+  // 2.19.3 entry, ring LL on 2 nodes: base 6.6 us, intra max(0.6, 1.0) = 1.0 us, net 2.7 us.
+  CHECK(on.launch_latency == Time::from_us(6.6));
+  std::size_t net = 0, intra = 0;
+  for (const auto& t : on.transfers()) {
+    const bool cross = t.src / 2 != t.dst / 2;
+    CHECK(t.local_delay == (cross ? Time::from_us(2.7) : Time::from_us(1.0)));
+    (cross ? net : intra)++;
+  }
+  CHECK(net > 0);
+  CHECK(intra > 0);
+  // Ring positions 0 1 | 2 3: edges 0->1 and 2->3 inside a node, 1->2 and 3->0 across. Every chunk makes
+  // 2(n-1) = 6 hops, 3 of each kind, so with transfer time alpha + wire bytes x 20 ps and no contention:
+  // T = base + 3 (1.0 us) + 3 (2.7 us) + 6 (alpha + 2 x 1 KiB x 20 ps) (LL: 1 KiB of data per chunk, 2 KiB
+  // on the wire).
+  const Time alpha = Time::ns(500);
+  const Time expect = Time::from_us(6.6) + Time::from_us(1.0) * 3 + Time::from_us(2.7) * 3 +
+                      (alpha + Time::ps(2048 * 20)) * 6;
+  CHECK(symbolic_run(on, alpha, 20) == expect);
+  // A fitted override for LL replaces base and net; the intra cost stays the table's.
+  s.nccl_fitted.protocol = "ll";
+  s.nccl_fitted.base_us = 20;
+  s.nccl_fitted.net_us = 5;
+  const auto fitted = build_collective(s);
+  CHECK(fitted.launch_latency == Time::from_us(20));
+  for (const auto& t : fitted.transfers())
+    CHECK(t.local_delay == (t.src / 2 != t.dst / 2 ? Time::from_us(5) : Time::from_us(1.0)));
+  // An override of another protocol does nothing.
+  s.nccl_fitted.protocol = "simple";
+  CHECK(build_collective(s).launch_latency == Time::from_us(6.6));
+}
+
+TEST_CASE("tuning model: the version's table only with the cost model on") {
+  CollectiveSpec s;
+  s.op = CollOp::AllReduce;
+  s.ranks = 16;
+  s.gpus_per_node = 8;
+  s.nics_per_node = 8;
+  s.size_bytes = 1024;
+  s.nccl_version = "2.26.2";
+  // Costs off: the reference (2.19.3): tree LL latency = 6.8 + 2 (7 x 0.6 + 1 x 5.0) = 25.2 us.
+  auto in = tuning_inputs(s);
+  REQUIRE(in.table != nullptr);
+  CHECK(std::string(in.table->version) == "2.19.3");
+  // Costs on: 2.23.4's ring LL on 2 x 8: base 6.6 + (30 - 2) x max(0.6, 1) + 2 x 2.7 = 40.0 us.
+  s.nccl_costs = true;
+  in = tuning_inputs(s);
+  CHECK(std::string(in.table->version) == "2.23.4");
+  const auto table = tuning_table(in);
+  CHECK(table[0].algorithm == "ring");
+  CHECK(table[0].protocol == "ll");
+  CHECK(table[0].latency_us == doctest::Approx(40.0));
+}
