@@ -81,8 +81,9 @@ void run_in_segments(const scen::Scenario& s, const RunOpts& o, ProgressBoard& b
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOpts>();
-  auto* cmd = app.add_subcommand("run", "Run one scenario and write OUT_DIR/results.json and results.csv.\n"
-                                        "Example: ibnetsim run scenarios/examples/two-jobs-background.json -o out");
+  auto* cmd =
+      app.add_subcommand("run", "Run one scenario and write OUT_DIR/results.json and results.csv.\n"
+                                "Example: ibnetsim run scenarios/examples/two-jobs-background.json -o out");
   cmd->add_option("SCENARIO", o->scenario, "scenario JSON (keys: docs/scenarios.md)")->required();
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's engine key)")
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
@@ -90,16 +91,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--set", o->sets, "override a key: --set jobs[0].nodes=8 (repeatable)");
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
-  cmd->add_option("--trace", o->trace,
-                  "write a Chrome/Perfetto trace of the transfers of each collective's first measured iteration");
-  cmd->add_option("--trace-limit", o->trace_limit, "most spans in the trace")->capture_default_str();
   cmd->add_option(
-      "--tail-precision", o->tail_precision,
-      "run more iterations (in segments) until the 95 % interval of every p99 is within P % of it, "
-      "e.g. 5%");
-  cmd->add_option("--max-iters", o->max_iters,
-                  "with --tail-precision: most measured iterations per collective")
-      ->capture_default_str();
+      "--trace", o->trace,
+      "write a Chrome/Perfetto trace of the transfers of each collective's first measured iteration");
+  cmd->add_option("--trace-limit", o->trace_limit, "most spans in the trace")->capture_default_str();
+  add_tail_precision_options(cmd, o->tail_precision, o->max_iters);
   cmd->callback([o] {
     auto sets = o->sets;
     if (o->seed >= 0) sets.push_back("seed=" + std::to_string(o->seed));
@@ -118,7 +114,8 @@ void add_run_command(CLI::App& app) {
     }
     scen::RunOptions ro;
     ro.progress_slot = &board.slot(0);
-    if (!o->quiet) ro.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; }; // the estimate
+    if (!o->quiet)
+      ro.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; }; // the estimate
     if (!o->trace.empty()) ro.trace_limit = o->trace_limit;
     printer.start_thread();
     const auto r = scen::run_scenario(s, ro);
@@ -130,13 +127,16 @@ void add_run_command(CLI::App& app) {
     if (!o->trace.empty()) {
       std::vector<analysis::TraceSpan> spans;
       analysis::TraceOptions to;
-      for (std::size_t j = 0; j < s.jobs.size(); ++j) to.job_names[static_cast<std::uint32_t>(j)] = s.jobs[j].name;
+      for (std::size_t j = 0; j < s.jobs.size(); ++j)
+        to.job_names[static_cast<std::uint32_t>(j)] = s.jobs[j].name;
       for (const auto& t : r.trace) {
         const auto& c = r.collectives[t.collective];
         spans.push_back({c.op + " " + format_size(c.size_bytes) + " step " + std::to_string(t.step) +
                              (t.network ? " (net)" : " (nvlink)"),
                          t.job, t.src, t.posted, t.delivered,
-                         nlohmann::json{{"to_rank", t.dst}, {"bytes", t.bytes}, {"channel", t.channel},
+                         nlohmann::json{{"to_rank", t.dst},
+                                        {"bytes", t.bytes},
+                                        {"channel", t.channel},
                                         {"algorithm", c.algorithm}}});
       }
       write_file_atomic(o->trace, analysis::render_chrome_trace(spans, to));

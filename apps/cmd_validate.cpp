@@ -112,7 +112,7 @@ void add_validate_command(CLI::App& app) {
                  "model fitted on the others, the run's configuration simulated; is each measured time "
                  "inside the predicted "
                  "[p1, p99], and how far is the predicted p99/p50 from the measured one.\n"
-                 "Example: ibnetsim validate repeats run1.log run2.log run3.log --leave-one-out --json");
+                 "Example: ibnetsim validate repeats a1.log a2.log b1.log b2.log --leave-one-out --json");
   rep->add_option("LOGS", *rlogs, "nccl-tests outputs (one test each), at least three")->required();
   rep->add_flag("--leave-one-out", *rloo, "hold back each run in turn (the only mode; required)");
   rep->add_option("--fabric", rp->sim.fabric, "fabric file (default: a non-blocking NDR fat-tree that fits)");

@@ -53,45 +53,46 @@ std::vector<std::string> split(const std::string& s) {
 void add_whatif_command(CLI::App& app) {
   auto o = std::make_shared<WhatifOpts>();
   auto* cmd = app.add_subcommand(
-      "whatif", "What-if study: collective completion times (p50, p99, p99.9, busbw) per oversubscription ratio and\n"
-                "routing mode. Without SCENARIO: the built-in default study (128 GPUs of ring AllReduce beside a\n"
-                "128-GPU neighbour job on a 256-HCA NDR 2-tier fat-tree).\n"
-                "Example: ibnetsim whatif -o whatif-out");
-  cmd->add_option("SCENARIO", o->scenario, "scenario JSON (keys: docs/scenarios.md); default: the built-in study");
-  cmd->add_option("--oversubscription", o->ratios, "leaf ratios to compare (\"\" = the scenario's fabric only)")
+      "whatif",
+      "What-if study: collective completion times (p50, p99, p99.9, busbw) per oversubscription ratio and\n"
+      "routing mode. Without SCENARIO: the built-in default study (128 GPUs of ring AllReduce beside a\n"
+      "128-GPU neighbour job on a 256-HCA NDR 2-tier fat-tree).\n"
+      "Example: ibnetsim whatif -o whatif-out");
+  cmd->add_option("SCENARIO", o->scenario,
+                  "scenario JSON (keys: docs/scenarios.md); default: the built-in study");
+  cmd->add_option("--oversubscription", o->ratios,
+                  "leaf ratios to compare (\"\" = the scenario's fabric only)")
       ->capture_default_str();
   cmd->add_option("--routing", o->routing, "adaptive-routing modes to compare: off, per-packet, bounded")
       ->capture_default_str();
-  cmd->add_option("--cc", o->cc, "congestion-control settings to compare: none, dcqcn, ibcc (default: the scenario's)");
+  cmd->add_option("--cc", o->cc,
+                  "congestion-control settings to compare: none, dcqcn, ibcc (default: the scenario's)");
   cmd->add_option(
       "--faults", o->faults,
       "fault settings to compare: none, K-link[@TIER], K-switch[@TIER], degraded-Ppct[:WIDTHxRATE] "
       "(drawn per seed, from t = 0; docs/cli.md)");
-  cmd->add_option("--stragglers", o->stragglers,
-                  "straggler settings to compare: none, KxF[+Dus] (K slow nodes per job, NIC at F x its rate, "
-                  "ranks D us late), e.g. none,1x0.5,2x0.5+20us (default: the dimension is absent)");
+  cmd->add_option(
+      "--stragglers", o->stragglers,
+      "straggler settings to compare: none, KxF[+Dus] (K slow nodes per job, NIC at F x its rate, "
+      "ranks D us late), e.g. none,1x0.5,2x0.5+20us (default: the dimension is absent)");
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's)")
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
-  cmd->add_option("--set", o->sets, "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
+  cmd->add_option("--set", o->sets,
+                  "override a scenario key (repeatable), e.g. --set jobs[0].workload.iterations=20");
   cmd->add_option(
       "-j,--jobs", o->jobs,
       "points run in parallel, on both engines (flow: one child process each; default: the cores)");
-  cmd->add_option(
-      "--tail-precision", o->tail_precision,
-      "run more iterations (in segments) until the 95 % interval of every p99 is within P % of it, "
-      "e.g. 5%");
-  cmd->add_option("--max-iters", o->max_iters,
-                  "with --tail-precision: most measured iterations per collective")
-      ->capture_default_str();
+  add_tail_precision_options(cmd, o->tail_precision, o->max_iters);
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o] {
     const auto t0 = std::chrono::steady_clock::now();
-    const auto s = o->scenario.empty() ? scen::make_scenario(scen::default_scenario_json(), "built-in default study", "",
-                                                             o->sets)
+    const auto s = o->scenario.empty() ? scen::make_scenario(scen::default_scenario_json(),
+                                                             "built-in default study", "", o->sets)
                                        : scen::load_scenario(o->scenario, o->sets);
     analysis::WhatifOptions wo;
-    wo.ratios = o->ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(o->ratios, "--oversubscription");
+    wo.ratios =
+        o->ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(o->ratios, "--oversubscription");
     wo.routings.clear();
     for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
     if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");

@@ -3,6 +3,9 @@
 // Subcommand callbacks throw ibn::InputError for bad input (exit 2); main() maps exceptions to exit codes.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <string>
+
 namespace ibn::app {
 
 void add_topo_commands(CLI::App& app);
@@ -19,6 +22,16 @@ void add_calibrate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_experiment_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+
+/// `--tail-precision P%` and `--max-iters N` (run, whatif): the same flags, help and default on both.
+inline void add_tail_precision_options(CLI::App* cmd, std::string& tail_precision, std::uint64_t& max_iters) {
+  cmd->add_option(
+      "--tail-precision", tail_precision,
+      "run more iterations (in segments) until the 95 % interval of every p99 is within P % of it, "
+      "e.g. 5%");
+  cmd->add_option("--max-iters", max_iters, "with --tail-precision: most measured iterations per collective")
+      ->capture_default_str();
+}
 
 /// Writes `content` to `path` atomically (temporary file in the same folder, then rename).
 void write_file_atomic(const std::string& path, const std::string& content);

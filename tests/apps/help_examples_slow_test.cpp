@@ -125,6 +125,19 @@ TEST_CASE("every --help example runs as written") {
   copy_fixture("ibnetdiscover/sx6036-qdr-fdr10-2014-ibnetdiscover.txt", dir / "topo.txt");
   fs::copy_file(std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/small-allreduce.json",
                 dir / "s.json");
+  // Examples name the shipped scenarios as the README does, relative to the repository's top folder.
+  fs::create_directories(dir / "scenarios");
+  fs::copy(std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples", dir / "scenarios" / "examples",
+           fs::copy_options::recursive);
+  // Repeats of two configurations (validate repeats): the ABCI A/B pair and the Snellius pair.
+  copy_fixture("nccl-tests/a100-hdr200x4-ib-2node-16gpu-all_reduce-4B-32M-abci-aist-job7194279.log",
+               dir / "a1.log");
+  copy_fixture(
+      "nccl-tests/a100-hdr200x4-ib-2node-16gpu-all_reduce-4B-32M-ibcudasupport-abci-aist-job7109619.log",
+      dir / "a2.log");
+  copy_fixture("nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-snellius-odissei.log", dir / "b1.log");
+  copy_fixture("nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-repeat-n100-snellius-odissei.log",
+               dir / "b2.log");
   // Remote hosts: ssh runs the remote command here; the device check (`test -e SYSFS/DEV`) answers as a host
   // that has the device. The perftest programs print a real output (the client: its last argument is the
   // server).
