@@ -14,35 +14,16 @@
 #include "sim/rng.hpp"
 #include "sim/units.hpp"
 #include "sim/version.hpp"
-#include "topology/fabric_loader.hpp"
-#include "topology/generators.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <numbers>
 #include <optional>
 
 namespace ibn::scen {
 
 namespace {
-
-std::string resolve(const Scenario& s, const std::string& p) {
-  if (p.empty() || std::filesystem::path(p).is_absolute() || s.base_dir.empty()) return p;
-  return (std::filesystem::path(s.base_dir) / p).string();
-}
-
-std::string param_string(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-  if (v.is_number()) {
-    std::ostringstream o;
-    o << v.get<double>();
-    return o.str();
-  }
-  return v.dump();
-}
 
 /// Per-rank extra compute time (stragglers).
 class Jitter {
@@ -99,6 +80,10 @@ struct JobRun {
     std::size_t result = 0;                 ///< index into RunResult::collectives
   };
   std::vector<Collective> colls;
+  /// Transfers one execution of `c` delivers (the progress count).
+  static std::uint64_t transfers_of(const Collective& c) {
+    return c.dag ? c.dag->size() : c.shortcut->network_transfers() + c.shortcut->nvlink_transfers();
+  }
   std::unique_ptr<Rng> rng;
   std::unique_ptr<Jitter> jitter;
   // Variability (calibration/variability.hpp; only when the model is not empty).
@@ -355,7 +340,7 @@ void ScenarioRunner::build_jobs() {
       total_iters_ += j.entries.size() * j.reps * j.passes;
       for (std::uint32_t pass = 0; pass < j.passes; ++pass)
         for (const auto& e : j.entries)
-          units += static_cast<std::uint64_t>(j.reps) * j.colls[e.coll].dag->size();
+          units += static_cast<std::uint64_t>(j.reps) * JobRun::transfers_of(j.colls[e.coll]);
     }
   if (opt_.progress_slot) {
     opt_.progress_slot->run_done.store(0);
@@ -422,7 +407,7 @@ void ScenarioRunner::build_job(std::size_t i) {
 void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
   const auto& js = *jr.spec;
   // Replay: the calls of the trace's job named like this job, or of its only job/communicator.
-  const auto path = resolve(s_, js.workload.trace);
+  const auto path = scenario_path(s_, js.workload.trace);
   const auto trace = read_replay_file(path);
   for (const auto& wmsg : trace.warnings) out_.warnings.push_back(wmsg);
   const auto names = trace.jobs();
@@ -487,6 +472,27 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     return InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " +
                       e.what());
   };
+  // The result entry: what ran (the shortcut's ring plan or the DAG the tuning chose) and its transfer
+  // counts.
+  auto add = [&](const std::string& what, const std::string& algo, const std::string& proto,
+                 std::uint32_t channels, std::uint64_t net, std::uint64_t nvl) {
+    CollectiveSamples o;
+    o.job = js.name;
+    o.op = what;
+    o.algorithm = algo;
+    o.protocol = proto;
+    o.size_bytes = size;
+    o.ranks = cs.ranks;
+    o.nodes = js.nodes;
+    o.channels = channels;
+    o.looping = js.workload.loop;
+    o.network_transfers = net;
+    o.nvlink_transfers = nvl;
+    o.busbw_factor = busbw_factor(cs.op, cs.ranks);
+    out_.collectives.push_back(std::move(o));
+    jr.colls.push_back(std::move(c));
+    return jr.colls.size() - 1;
+  };
   if (auto* fe = shortcut_engine()) {
     std::optional<RingPlan> plan;
     try {
@@ -498,44 +504,17 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
       std::string why;
       c.shortcut = RingShortcut::make(*plan, jr.layout, *fe, exec_opts_, why);
       if (c.shortcut) {
-        CollectiveSamples cs_out;
-        cs_out.job = js.name;
-        cs_out.op = to_string(op);
-        cs_out.algorithm = "ring";
-        cs_out.protocol = plan->protocol;
-        cs_out.size_bytes = size;
-        cs_out.ranks = cs.ranks;
-        cs_out.nodes = js.nodes;
-        cs_out.channels = plan->channels;
-        cs_out.looping = js.workload.loop;
-        cs_out.network_transfers = c.shortcut->network_transfers();
-        cs_out.nvlink_transfers = c.shortcut->nvlink_transfers();
-        cs_out.busbw_factor = busbw_factor(cs.op, cs.ranks);
-        out_.collectives.push_back(std::move(cs_out));
-        jr.colls.push_back(std::move(c));
         shortcut_report_["collectives"] = shortcut_report_["collectives"].get<std::uint64_t>() + 1;
-        return jr.colls.size() - 1;
+        const auto net = c.shortcut->network_transfers(), nvl = c.shortcut->nvlink_transfers();
+        return add(to_string(op), "ring", plan->protocol, plan->channels, net, nvl);
       }
       shortcut_report_["fallback"].push_back(format_size(size) + " " + to_string(op) + ": " + why);
     }
   }
   make_exact(jr, c);
-  CollectiveSamples cs_out;
-  cs_out.job = js.name;
-  cs_out.op = c.dag->op;
-  cs_out.algorithm = c.dag->algorithm;
-  cs_out.protocol = c.dag->protocol;
-  cs_out.size_bytes = size;
-  cs_out.ranks = cs.ranks;
-  cs_out.nodes = js.nodes;
-  cs_out.channels = c.dag->channels;
-  cs_out.looping = js.workload.loop;
-  cs_out.network_transfers = c.exec->network_transfers();
-  cs_out.nvlink_transfers = c.exec->nvlink_transfers();
-  cs_out.busbw_factor = busbw_factor(cs.op, cs.ranks);
-  out_.collectives.push_back(std::move(cs_out));
-  jr.colls.push_back(std::move(c));
-  return jr.colls.size() - 1;
+  const auto& dag = *c.dag;
+  return add(dag.op, dag.algorithm, dag.protocol, dag.channels, c.exec->network_transfers(),
+             c.exec->nvlink_transfers());
 }
 
 void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {
@@ -682,6 +661,8 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
   if (coll.shortcut) {
     // The whole collective at once (the shortcut runs only for a job alone on the fabric).
     if (const auto end = coll.shortcut->run(now, ready)) {
+      if (opt_.progress_slot && !jr.spec->workload.loop)
+        opt_.progress_slot->run_done += JobRun::transfers_of(coll);
       engine_->call_at(*end, [this, p, end = *end] { on_done(*p, end); });
       return;
     }
@@ -793,82 +774,6 @@ RunResult ScenarioRunner::run() {
 std::uint64_t segment_seed(std::uint64_t seed, std::uint32_t segment) {
   if (segment == 0) return seed;
   return Rng::for_stream(seed, "segment/" + std::to_string(segment)).next_u64();
-}
-
-FabricFacts fabric_facts(const topo::FabricSummary& summary) {
-  FabricFacts f;
-  f.hcas = summary.hcas;
-  f.switches = summary.switches;
-  f.links = summary.links;
-  f.tiers = summary.tiers;
-  for (const auto& t : summary.per_tier) f.oversubscription.push_back(t.oversubscription);
-  f.bisection_gbps = summary.bisection_gbps;
-  return f;
-}
-
-World build_world(const Scenario& s) {
-  World w;
-  if (!s.fabric_file.empty()) {
-    const auto path = resolve(s, s.fabric_file);
-    auto loaded = topo::load_fabric_any(path);
-    w.fabric = std::move(loaded.fabric);
-    w.warnings = std::move(loaded.warnings);
-    w.fabric_source = path;
-  } else {
-    std::map<std::string, std::string> kv;
-    for (const auto& [k, v] : s.fabric_params.items()) kv[k] = param_string(v);
-    const auto gens = topo::builtin_generators();
-    try {
-      w.fabric = gens.get(s.fabric_generator).factory(kv);
-    } catch (const InputError& e) {
-      throw InputError(s.file + ": key 'fabric.params': " + e.what());
-    }
-    w.fabric_source = "generated: " + s.fabric_generator;
-  }
-  w.facts = fabric_facts(topo::describe(w.fabric));
-  std::string algo = s.routing;
-  if (algo == "auto") {
-    const auto gen = w.fabric.origin.value("generator", std::string());
-    algo = (gen == "fat-tree" || gen == "rail-optimized" || gen == "kary-ntree") ? "ftree"
-           : gen == "dragonfly"                                                  ? "df-min"
-                                                                                 : "updn";
-  }
-  w.routing_name = algo;
-  const auto reg = routing::builtin_routing();
-  try {
-    w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
-  } catch (const InputError& e) {
-    throw InputError(s.file + ": key 'routing.algorithm': " + e.what());
-  }
-  if (!s.calibration.empty()) {
-    // The profile sets the device model; explicit "packet" keys in the scenario still win.
-    const auto path = resolve(s, s.calibration);
-    w.profile = calib::Profile::load(path);
-    calib::apply(*w.profile, w.packet);
-    w.calibration = {{"file", path},
-                     {"devices", w.profile->devices},
-                     {"link_rate_gbps", w.profile->link_rate_gbps},
-                     {"noise_segments", w.profile->noise.segments.size()},
-                     {"inputs", w.profile->inputs.size()}};
-  }
-  apply_packet_settings(s, w.packet);
-  if (s.faults.any()) {
-    // Faults at t = 0 change the fabric before routing (removed cables, new speeds): both engines then run on
-    // it with routes computed around them. The world's facts stay those of the fabric as designed.
-    const auto plan = plan_faults(s.faults, w.fabric, s.seed, s.file);
-    auto ff = apply_initial_faults(w.fabric, plan, s.file);
-    w.fabric = std::move(ff.fabric);
-    w.timed_faults = std::move(ff.timed);
-    w.packet.link_bit_error_rate = std::move(ff.link_ber);
-    w.faults = plan.described;
-    try {
-      w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
-    } catch (const InputError& e) {
-      throw InputError(s.file + ": key 'faults': routing '" + algo +
-                       "' around the faults at t = 0: " + e.what());
-    }
-  }
-  return w;
 }
 
 RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
