@@ -43,8 +43,10 @@ CollOp parse_coll_op(const std::string& text, const std::string& what);
 inline constexpr std::uint32_t kNcclSteps = 8;
 /// NCCL's largest channel count (MAXCHANNELS in current releases).
 inline constexpr std::uint32_t kMaxChannels = 64;
-/// A DAG larger than this is refused (InputError suggesting a larger chunk_bytes).
-inline constexpr std::uint64_t kMaxTransfers = 20'000'000;
+/// A DAG larger than this is refused (InputError suggesting a larger chunk_bytes). A run holds about 100 bytes
+/// per transfer (DAG, executor and flow state; measured: 630 MB for a 512-rank ring of ~6 M transfers), so
+/// the limit is ~3 GB; it admits a 1,024-rank (128 x 8) 64 MiB ring with NCCL's default 16 channels (~24 M).
+inline constexpr std::uint64_t kMaxTransfers = 32'000'000;
 
 struct CollectiveSpec {
   CollOp op = CollOp::AllReduce;
