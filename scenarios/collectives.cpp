@@ -760,6 +760,74 @@ Registry<CollectiveFactory> builtin_collectives() {
   return reg;
 }
 
+std::uint64_t RingPlan::loop_bytes() const {
+  return all_reduce() ? std::uint64_t{channels} * ranks * chunk : std::uint64_t{channels} * chunk;
+}
+
+std::uint64_t RingPlan::real_chunk(std::uint64_t rem) const {
+  return std::min(chunk,
+                  align_up(div_up(rem, all_reduce() ? std::uint64_t{channels} * ranks : channels), grain));
+}
+
+std::uint64_t RingPlan::chunk_size(std::uint64_t rem, std::uint64_t real, std::uint32_t c,
+                                   std::uint32_t j) const {
+  const std::uint64_t off = (all_reduce() ? std::uint64_t{c} * ranks + j : c) * real;
+  return off >= rem ? 0 : std::min(real, rem - off);
+}
+
+std::vector<std::uint64_t> RingPlan::slices_of(std::uint64_t data_bytes) const {
+  Cut k;
+  k.chunk = chunk;
+  k.slice = slice;
+  k.slices_per_chunk = slices_per_chunk;
+  k.window = window;
+  k.grain = grain;
+  return Builder::slices_of(data_bytes, k);
+}
+
+std::optional<RingPlan> ring_plan(const CollectiveSpec& s) {
+  if (lower(s.algorithm) != "ring") return std::nullopt;
+  validate(s);
+  if (s.op != CollOp::AllReduce && s.op != CollOp::AllGather && s.op != CollOp::ReduceScatter)
+    return std::nullopt;
+  if (trivial(s)) return std::nullopt;
+  // The same steps as build_ring(): the builder's protocol, channels and cut.
+  Builder b(s, "ring", resolve_proto(s, "ring"));
+  const auto k = b.cut(4 * kSimpleStepBytes, true);
+  RingPlan p;
+  p.op = s.op;
+  p.protocol = proto_name(b.proto());
+  p.ranks = s.ranks;
+  p.gpus_per_node = s.gpus_per_node;
+  p.nics_per_node = s.nics_per_node;
+  p.channels = b.channels();
+  p.bytes = s.op == CollOp::AllReduce ? s.size_bytes : div_up(s.size_bytes, s.ranks);
+  p.chunk = k.chunk;
+  p.slice = k.slice;
+  p.grain = k.grain;
+  p.slices_per_chunk = k.slices_per_chunk;
+  p.window = k.window;
+  p.step_overhead = s.step_overhead;
+  for (std::uint32_t c = 0; c < p.channels; ++c) {
+    p.orders.push_back(ring_order(s.ranks, s.gpus_per_node, c));
+    p.rails.push_back(b.channel_rail(c));
+  }
+  return p;
+}
+
+std::uint64_t ring_plan_transfers(const RingPlan& p) {
+  const bool ar = p.all_reduce();
+  Cut k;
+  k.chunk = p.chunk;
+  k.slice = p.slice;
+  k.slices_per_chunk = p.slices_per_chunk;
+  k.grain = p.grain;
+  // As build_ring() counts them: every slice of every chunk once per step (AllGather / ReduceScatter: every
+  // rank's chunk).
+  const std::uint64_t n = p.ranks;
+  return (ar ? 2 * (n - 1) : (n - 1) * n) * pieces(p.bytes, (ar ? n : 1) * p.channels, k);
+}
+
 TransferDag build_collective(const CollectiveSpec& spec) {
   validate(spec);
   return builtin_collectives().get(lower(spec.algorithm)).factory(spec);

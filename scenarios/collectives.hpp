@@ -43,8 +43,10 @@ CollOp parse_coll_op(const std::string& text, const std::string& what);
 inline constexpr std::uint32_t kNcclSteps = 8;
 /// NCCL's largest channel count (MAXCHANNELS in current releases).
 inline constexpr std::uint32_t kMaxChannels = 64;
-/// A DAG larger than this is refused (InputError suggesting a larger chunk_bytes).
-inline constexpr std::uint64_t kMaxTransfers = 20'000'000;
+/// A DAG larger than this is refused (InputError suggesting a larger chunk_bytes). A run holds about 100 bytes
+/// per transfer (DAG, executor and flow state; measured: 630 MB for a 512-rank ring of ~6 M transfers), so
+/// the limit is ~3 GB; it admits a 1,024-rank (128 x 8) 64 MiB ring with NCCL's default 16 channels (~24 M).
+inline constexpr std::uint64_t kMaxTransfers = 32'000'000;
 
 struct CollectiveSpec {
   CollOp op = CollOp::AllReduce;
@@ -118,6 +120,42 @@ std::uint32_t default_channels(const CollectiveSpec& spec);
 /// Wire bytes that carry `data_bytes` in `protocol`: simple x1, ll x2 (8 B data per 16 B line),
 /// ll128 x128/120 (rounded up).
 std::uint64_t wire_bytes(std::uint64_t data_bytes, const std::string& protocol);
+
+/// What build_collective() emits for a ring AllReduce, AllGather or ReduceScatter (algorithm "ring"), for
+/// evaluators that walk the same ring without building its DAG (scenarios/ring_shortcut.hpp). Per loop of
+/// loop_bytes(), chunk j of channel c has chunk_size(); at step s position p of channel c sends chunk
+/// (p - s) mod ranks to position p + 1 as slices_of(size) transfers of wire(slice) bytes each, each after the
+/// same slice one step earlier one position back (step 0: after everything delivered to p in the previous
+/// loop), the transfer `window` earlier on its connection and step_overhead.
+struct RingPlan {
+  CollOp op = CollOp::AllReduce;
+  std::string protocol; ///< "simple", "ll128", "ll"
+  std::uint32_t ranks = 0, gpus_per_node = 1, nics_per_node = 1, channels = 1;
+  std::uint64_t bytes = 0; ///< AllReduce: the buffer; AllGather / ReduceScatter: the per-rank part
+  std::uint64_t chunk = 0, slice = 0, grain = 1;
+  std::uint32_t slices_per_chunk = 1, window = 0;
+  Time step_overhead;
+  std::vector<std::vector<std::uint32_t>> orders; ///< per channel: ring position -> rank
+  std::vector<std::int32_t> rails;                ///< per channel
+
+  bool all_reduce() const { return op == CollOp::AllReduce; }
+  std::uint32_t steps() const { return all_reduce() ? 2 * (ranks - 1) : ranks - 1; }
+  std::uint64_t loop_bytes() const;
+  /// The chunk size of a loop that starts with `remaining` bytes left (NCCL's realChunkSize).
+  std::uint64_t real_chunk(std::uint64_t remaining) const;
+  /// Chunk j of channel c in a loop with `remaining` bytes left and chunk size `real` (0: not sent).
+  std::uint64_t chunk_size(std::uint64_t remaining, std::uint64_t real, std::uint32_t c,
+                           std::uint32_t j) const;
+  std::vector<std::uint64_t> slices_of(std::uint64_t data_bytes) const;
+  std::uint64_t wire(std::uint64_t data_bytes) const { return wire_bytes(data_bytes, protocol); }
+};
+
+/// The ring plan of `spec` when build_collective(spec) would build a ring AllReduce/AllGather/ReduceScatter
+/// DAG of at least one transfer (algorithm "ring", 2+ ranks, size > 0); nullopt otherwise. InputError as
+/// build_collective for an impossible spec. Does not apply kMaxTransfers.
+std::optional<RingPlan> ring_plan(const CollectiveSpec& spec);
+/// Transfers (network and intra-node) of a ring plan per collective call: what its DAG would hold.
+std::uint64_t ring_plan_transfers(const RingPlan& plan);
 
 using CollectiveFactory = std::function<TransferDag(const CollectiveSpec&)>;
 /// Every collective algorithm by name ("ring", "tree", ...); build_collective() dispatches through it.

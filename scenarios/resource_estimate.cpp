@@ -4,6 +4,7 @@
 #include "sim/error.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -32,8 +33,17 @@ double max_events_limit() {
   return v;
 }
 
+bool may_use_symmetric_steps(const Scenario& s, const std::string& engine) {
+  // The runner's conditions that the scenario alone decides (ScenarioRunner::shortcut_engine); the link
+  // condition is checked when the job is placed (a fallback then builds the DAG, which kMaxTransfers bounds).
+  return engine == "flow" && s.flow_symmetric_steps && s.jobs.size() == 1 && s.background.empty() &&
+         s.calibration.empty() && s.max_sim_time_ms <= 0 && s.adaptive_routing == pkt::ArMode::Off &&
+         s.jobs[0].workload.trace.empty() && !s.jobs[0].workload.loop;
+}
+
 RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& engine) {
   RunEstimate e;
+  const bool shortcut = may_use_symmetric_steps(s, engine);
   const double mtu = std::max<double>(256, w.packet.mtu_bytes);
   const double hops = 2.0 * std::max(1, w.fabric.max_tier()) + 1.0;
   for (const auto& j : s.jobs) {
@@ -50,10 +60,32 @@ RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& e
       e.packets += reps * std::ceil(bytes / mtu);
       // A DAG beyond kMaxTransfers is refused by build_collective itself (with advice on chunk_bytes).
       const double per_call = n * (2.0 * std::max(0.0, n - 1) * channels + std::ceil(2.0 * S / 262144.0));
+      if (shortcut) {
+        CollectiveSpec cs;
+        cs.op = j.workload.op;
+        cs.size_bytes = size;
+        cs.ranks = j.nodes * j.gpus_per_node;
+        cs.gpus_per_node = j.gpus_per_node;
+        cs.nics_per_node = j.nics_per_node;
+        cs.algorithm = j.workload.algorithm;
+        cs.protocol = j.workload.protocol;
+        cs.channels = j.workload.channels;
+        cs.nvlink_gbps = s.nvlink_gbps;
+        std::optional<RingPlan> plan;
+        try {
+          plan = ring_plan(cs);
+        } catch (const InputError&) { // reported with its key when the runner builds the collective
+        }
+        if (plan) {
+          e.shortcut_transfers += reps * static_cast<double>(ring_plan_transfers(*plan));
+          continue;
+        }
+      }
       e.transfers += reps * std::min(per_call, static_cast<double>(kMaxTransfers));
     }
   }
-  e.events = engine == "flow" ? 4.0 * e.transfers : 3.0 * hops * e.packets;
+  e.events = engine == "flow" ? 4.0 * e.transfers + kShortcutEventsPerTransfer * e.shortcut_transfers
+                              : 3.0 * hops * e.packets;
   return e;
 }
 

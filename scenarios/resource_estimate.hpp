@@ -10,7 +10,9 @@
 //   packets         = network bytes / MTU (the packet engine simulates each one at every hop)
 //   events          packet engine: packets x (2 x switch tiers + 1) hops x 3 (start, arrival, credit);
 //                   flow engine: transfers x 4, transfers ~ n (2 (n-1) channels + 2 S / 256 KiB) per call,
-//                   at most kMaxTransfers (a larger DAG is refused by build_collective).
+//                   at most kMaxTransfers (a larger DAG is refused by build_collective); a ring job the
+//                   symmetric-steps shortcut may run (flow.symmetric_steps, ring_shortcut.hpp) costs
+//                   kShortcutEventsPerTransfer per transfer it evaluates, without the kMaxTransfers cap.
 // The default limit (kDefaultMaxEvents) is about half an hour of packet-engine time on one core; the
 // environment variable IBNETSIM_MAX_EVENTS raises (or lowers) it.
 #include "scenarios/runner.hpp"
@@ -21,14 +23,19 @@
 namespace ibn::scen {
 
 inline constexpr double kDefaultMaxEvents = 5e10;
+/// What one transfer evaluated by the symmetric-steps shortcut (scenarios/ring_shortcut.hpp) costs, in
+/// flow-engine events (4 per transfer on the exact path), measured: wall time per evaluated transfer over
+/// wall time per event of the exact path on the same ring (docs/perf-log.md, "Symmetric steps").
+inline constexpr double kShortcutEventsPerTransfer = 0.01;
 
 struct RunEstimate {
   double collectives = 0; ///< collective calls (all repetitions)
   double max_ranks = 0;   ///< the largest job
   double network_bytes = 0;
   double packets = 0;
-  double transfers = 0;
-  double events = 0; ///< for the engine that will run
+  double transfers = 0;          ///< transfers of built DAGs (one SimGrid action each on the flow engine)
+  double shortcut_transfers = 0; ///< transfers the flow engine's symmetric-steps shortcut evaluates instead
+  double events = 0;             ///< for the engine that will run
 };
 
 RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& engine);

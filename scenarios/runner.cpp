@@ -8,40 +8,22 @@
 #include "scenarios/placement.hpp"
 #include "scenarios/replay.hpp"
 #include "scenarios/resource_estimate.hpp"
+#include "scenarios/ring_shortcut.hpp"
 #include "sim/error.hpp"
 #include "sim/progress.hpp"
 #include "sim/rng.hpp"
 #include "sim/units.hpp"
 #include "sim/version.hpp"
-#include "topology/fabric_loader.hpp"
-#include "topology/generators.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <numbers>
 #include <optional>
 
 namespace ibn::scen {
 
 namespace {
-
-std::string resolve(const Scenario& s, const std::string& p) {
-  if (p.empty() || std::filesystem::path(p).is_absolute() || s.base_dir.empty()) return p;
-  return (std::filesystem::path(s.base_dir) / p).string();
-}
-
-std::string param_string(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-  if (v.is_number()) {
-    std::ostringstream o;
-    o << v.get<double>();
-    return o.str();
-  }
-  return v.dump();
-}
 
 /// Per-rank extra compute time (stragglers).
 class Jitter {
@@ -92,9 +74,16 @@ struct JobRun {
     std::string requested_algorithm; ///< may be "auto"
     std::unique_ptr<TransferDag> dag;
     std::unique_ptr<DagExecutor> exec;
-    std::size_t result = 0; ///< index into RunResult::collectives
+    std::unique_ptr<RingShortcut> shortcut; ///< flow.symmetric_steps: instead of dag and exec
+    CollectiveSpec spec;                    ///< what the DAG is built from (also after a shortcut's fallback)
+    std::string where;                      ///< names the collective in errors
+    std::size_t result = 0;                 ///< index into RunResult::collectives
   };
   std::vector<Collective> colls;
+  /// Transfers one execution of `c` delivers (the progress count).
+  static std::uint64_t transfers_of(const Collective& c) {
+    return c.dag ? c.dag->size() : c.shortcut->network_transfers() + c.shortcut->nvlink_transfers();
+  }
   std::unique_ptr<Rng> rng;
   std::unique_ptr<Jitter> jitter;
   // Variability (calibration/variability.hpp; only when the model is not empty).
@@ -176,6 +165,11 @@ class ScenarioRunner {
                        Time delivered);
   RunManifest manifest() const;
   void report_faults();
+  /// Builds the collective's DAG and executor (the exact path).
+  void make_exact(JobRun& jr, JobRun::Collective& c);
+  /// The flow engine when the symmetric-steps shortcut may run this scenario's collectives (one job alone on
+  /// the fabric, static routing, no calibration, no trace, no time limit), else nullptr.
+  flow::FlowEngine* shortcut_engine() const;
 
   const Scenario& s_;
   const World& w_;
@@ -198,7 +192,24 @@ class ScenarioRunner {
   Time last_end_ = Time::zero(); // the last collective's completion: the run's duration for link utilization
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   std::uint64_t total_iters_ = 0, done_iters_ = 0;
+  nlohmann::json shortcut_report_ = {{"collectives", 0}, {"fallback", nlohmann::json::array()}};
 };
+
+flow::FlowEngine* ScenarioRunner::shortcut_engine() const {
+  if (engine_kind_ != EngineKind::Flow || !s_.flow_symmetric_steps) return nullptr;
+  if (s_.jobs.size() != 1 || !s_.background.empty() || w_.profile || s_.max_sim_time_ms > 0 ||
+      opt_.trace_limit > 0 || s_.jobs[0].workload.loop)
+    return nullptr;
+  // What the shortcut's recurrence does not model: NCCL's software costs in the DAG, the variability model
+  // (launch delays, stragglers' later posts), timed faults and bit errors, and segmented runs (their
+  // iteration counts belong to the exact path). A point's progress line does not move while it runs.
+  if (s_.nccl_costs || !var_.empty() || !w_.timed_faults.empty() || !w_.packet.link_bit_error_rate.empty() ||
+      !opt_.iterations.empty())
+    return nullptr;
+  auto* fe = dynamic_cast<flow::FlowEngine*>(engine_.get());
+  if (fe == nullptr || fe->config().adaptive_routing || fe->config().factors) return nullptr;
+  return fe;
+}
 
 void ScenarioRunner::make_engine() {
   // The engine from the registry (models/engines.hpp); what the scenario asks for and the engine ignores is
@@ -292,7 +303,8 @@ void ScenarioRunner::place() {
     q.job = "background" + std::to_string(b);
     q.nodes = bg.nodes ? bg.nodes : static_cast<std::uint32_t>(pool.size() > used ? pool.size() - used : 0);
     if (q.nodes < 2 && bg.pattern != BackgroundPattern::Incast)
-      throw InputError(s_.file + ": key 'background[" + std::to_string(b) + "].nodes': " + std::to_string(q.nodes) +
+      throw InputError(s_.file + ": key 'background[" + std::to_string(b) +
+                       "].nodes': " + std::to_string(q.nodes) +
                        " node(s) left free by the jobs; background traffic needs at least 2");
     q.policy = bg.placement;
     q.nics_per_node = bg.nics_per_node;
@@ -328,7 +340,7 @@ void ScenarioRunner::build_jobs() {
       total_iters_ += j.entries.size() * j.reps * j.passes;
       for (std::uint32_t pass = 0; pass < j.passes; ++pass)
         for (const auto& e : j.entries)
-          units += static_cast<std::uint64_t>(j.reps) * j.colls[e.coll].dag->size();
+          units += static_cast<std::uint64_t>(j.reps) * JobRun::transfers_of(j.colls[e.coll]);
     }
   if (opt_.progress_slot) {
     opt_.progress_slot->run_done.store(0);
@@ -351,13 +363,15 @@ void ScenarioRunner::build_job(std::size_t i) {
   jr.slow.assign(jr.layout.nodes.size(), false);
   if (var_.stragglers > jr.layout.nodes.size())
     throw InputError(s_.file + ": key 'variability.stragglers.count': " + std::to_string(var_.stragglers) +
-                     " stragglers in job '" + js.name + "' of " + std::to_string(jr.layout.nodes.size()) + " nodes");
+                     " stragglers in job '" + js.name + "' of " + std::to_string(jr.layout.nodes.size()) +
+                     " nodes");
   if (!var_.empty()) {
     const auto tag = std::to_string(i);
     // Launch draws per iteration follow the segment's streams (like the jitter above); the run state and the
     // stragglers are the point's (one run of a study, whatever its segments).
-    jr.var_rng = std::make_unique<Rng>(Rng::for_stream(
-        seed_, "variability/launch/" + tag + (opt_.segment ? "/segment/" + std::to_string(opt_.segment) : "")));
+    jr.var_rng = std::make_unique<Rng>(
+        Rng::for_stream(seed_, "variability/launch/" + tag +
+                                   (opt_.segment ? "/segment/" + std::to_string(opt_.segment) : "")));
     Rng state = Rng::for_stream(s_.seed, "variability/state/" + tag);
     jr.state_z = calib::standard_normal(state);
     if (var_.stragglers > 0) {
@@ -393,7 +407,7 @@ void ScenarioRunner::build_job(std::size_t i) {
 void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
   const auto& js = *jr.spec;
   // Replay: the calls of the trace's job named like this job, or of its only job/communicator.
-  const auto path = resolve(s_, js.workload.trace);
+  const auto path = scenario_path(s_, js.workload.trace);
   const auto trace = read_replay_file(path);
   for (const auto& wmsg : trace.warnings) out_.warnings.push_back(wmsg);
   const auto names = trace.jobs();
@@ -402,7 +416,8 @@ void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
     if (n == js.name) pick = n;
   if (pick.empty() && names.size() == 1) pick = names[0];
   if (pick.empty())
-    throw InputError(path + ": no job named '" + js.name + "' among the trace's " + std::to_string(names.size()) +
+    throw InputError(path + ": no job named '" + js.name + "' among the trace's " +
+                     std::to_string(names.size()) +
                      " jobs/communicators; name the scenario job like one of them");
   for (const auto& c : trace.calls) {
     if (c.job != pick) continue;
@@ -411,21 +426,23 @@ void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
       continue;
     }
     if (c.nranks && c.nranks != js.nodes * js.gpus_per_node)
-      out_.warnings.push_back(c.where + ": the call had " + std::to_string(c.nranks) + " ranks; replayed on the job's " +
-                              std::to_string(js.nodes * js.gpus_per_node));
+      out_.warnings.push_back(c.where + ": the call had " + std::to_string(c.nranks) +
+                              " ranks; replayed on the job's " + std::to_string(js.nodes * js.gpus_per_node));
     const auto algo = c.algorithm.empty() ? js.workload.algorithm : c.algorithm;
-    jr.entries.push_back({collective_for(jr, parse_coll_op(c.op, c.where), c.size_bytes, algo, c.where), c.gap + gap, c.at});
+    jr.entries.push_back(
+        {collective_for(jr, parse_coll_op(c.op, c.where), c.size_bytes, algo, c.where), c.gap + gap, c.at});
   }
   if (jr.entries.empty()) throw InputError(path + ": no collective call to replay for job '" + js.name + "'");
   jr.trace = true;
   jr.passes = js.workload.warmup + iterations_of(jr.index);
 }
 
-std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t size, const std::string& algorithm,
-                                           const std::string& where) {
+std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t size,
+                                           const std::string& algorithm, const std::string& where) {
   // One DAG (and one result entry) per distinct (op, size, algorithm).
   for (std::size_t d = 0; d < jr.colls.size(); ++d)
-    if (jr.colls[d].size_bytes == size && jr.colls[d].op == op && jr.colls[d].requested_algorithm == algorithm)
+    if (jr.colls[d].size_bytes == size && jr.colls[d].op == op &&
+        jr.colls[d].requested_algorithm == algorithm)
       return d;
   const auto& js = *jr.spec;
   CollectiveSpec cs;
@@ -450,11 +467,62 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     cs.nccl_fitted.base_us = f.base.value;
     cs.nccl_fitted.net_us = f.net_step.value;
   }
-  JobRun::Collective c{op, size, algorithm, nullptr, nullptr, out_.collectives.size()};
+  JobRun::Collective c{op, size, algorithm, nullptr, nullptr, nullptr, cs, where, out_.collectives.size()};
+  auto input_error = [&](const InputError& e) {
+    return InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " +
+                      e.what());
+  };
+  // The result entry: what ran (the shortcut's ring plan or the DAG the tuning chose) and its transfer
+  // counts.
+  auto add = [&](const std::string& what, const std::string& algo, const std::string& proto,
+                 std::uint32_t channels, std::uint64_t net, std::uint64_t nvl) {
+    CollectiveSamples o;
+    o.job = js.name;
+    o.op = what;
+    o.algorithm = algo;
+    o.protocol = proto;
+    o.size_bytes = size;
+    o.ranks = cs.ranks;
+    o.nodes = js.nodes;
+    o.channels = channels;
+    o.looping = js.workload.loop;
+    o.network_transfers = net;
+    o.nvlink_transfers = nvl;
+    o.busbw_factor = busbw_factor(cs.op, cs.ranks);
+    out_.collectives.push_back(std::move(o));
+    jr.colls.push_back(std::move(c));
+    return jr.colls.size() - 1;
+  };
+  if (auto* fe = shortcut_engine()) {
+    std::optional<RingPlan> plan;
+    try {
+      plan = ring_plan(cs);
+    } catch (const InputError& e) {
+      throw input_error(e);
+    }
+    if (plan) {
+      std::string why;
+      c.shortcut = RingShortcut::make(*plan, jr.layout, *fe, exec_opts_, why);
+      if (c.shortcut) {
+        shortcut_report_["collectives"] = shortcut_report_["collectives"].get<std::uint64_t>() + 1;
+        const auto net = c.shortcut->network_transfers(), nvl = c.shortcut->nvlink_transfers();
+        return add(to_string(op), "ring", plan->protocol, plan->channels, net, nvl);
+      }
+      shortcut_report_["fallback"].push_back(format_size(size) + " " + to_string(op) + ": " + why);
+    }
+  }
+  make_exact(jr, c);
+  const auto& dag = *c.dag;
+  return add(dag.op, dag.algorithm, dag.protocol, dag.channels, c.exec->network_transfers(),
+             c.exec->nvlink_transfers());
+}
+
+void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {
   try {
-    c.dag = std::make_unique<TransferDag>(build_collective(cs));
+    c.dag = std::make_unique<TransferDag>(build_collective(c.spec));
   } catch (const InputError& e) {
-    throw InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " + e.what());
+    throw InputError(c.where + ": job '" + jr.spec->name + "', " + format_size(c.size_bytes) + " " +
+                     to_string(c.op) + ": " + e.what());
   }
   ExecOptions eo = exec_opts_;
   if (!jr.slow_nodes.empty() && var_.straggler_rate_factor < 1.0 && jr.nic_gbps > 0) {
@@ -475,33 +543,19 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
       record_transfer(*jrp, coll, *dag, t, posted, delivered);
     };
   }
-  if (opt_.progress_slot && !js.workload.loop) eo.delivered = &opt_.progress_slot->run_done;
+  if (opt_.progress_slot && !jr.spec->workload.loop) eo.delivered = &opt_.progress_slot->run_done;
   c.exec = std::make_unique<DagExecutor>(*engine_, *c.dag, jr.layout, eo);
-  CollectiveSamples cs_out;
-  cs_out.job = js.name;
-  cs_out.op = c.dag->op;
-  cs_out.algorithm = c.dag->algorithm;
-  cs_out.protocol = c.dag->protocol;
-  cs_out.size_bytes = size;
-  cs_out.ranks = cs.ranks;
-  cs_out.nodes = js.nodes;
-  cs_out.channels = c.dag->channels;
-  cs_out.looping = js.workload.loop;
-  cs_out.network_transfers = c.exec->network_transfers();
-  cs_out.nvlink_transfers = c.exec->nvlink_transfers();
-  cs_out.busbw_factor = busbw_factor(cs.op, cs.ranks);
-  out_.collectives.push_back(std::move(cs_out));
-  jr.colls.push_back(std::move(c));
-  return jr.colls.size() - 1;
 }
 
 void ScenarioRunner::record_transfer(const JobRun& jr, std::size_t coll, const TransferDag& dag, TransferId t,
                                      Time posted, Time delivered) {
   // Only the first measured iteration of each collective, and at most trace_limit spans in all.
-  if (!jr.recording() || !out_.collectives[coll].samples_us.empty() || out_.trace.size() >= opt_.trace_limit) return;
+  if (!jr.recording() || !out_.collectives[coll].samples_us.empty() || out_.trace.size() >= opt_.trace_limit)
+    return;
   const auto& tr = dag[t];
-  out_.trace.push_back({static_cast<std::uint32_t>(jr.index), coll, tr.src, tr.dst, tr.step, tr.channel, tr.bytes,
-                        tr.src / jr.layout.gpus_per_node != tr.dst / jr.layout.gpus_per_node, posted, delivered});
+  out_.trace.push_back({static_cast<std::uint32_t>(jr.index), coll, tr.src, tr.dst, tr.step, tr.channel,
+                        tr.bytes, tr.src / jr.layout.gpus_per_node != tr.dst / jr.layout.gpus_per_node,
+                        posted, delivered});
 }
 
 void ScenarioRunner::build_background() {
@@ -516,7 +570,8 @@ void ScenarioRunner::build_background() {
     for (const auto h : spec.hcas) {
       const auto node = w_.tables->hca_nodes()[h];
       spec.planes.push_back(w_.fabric.node(node).plane);
-      for (const auto l : w_.fabric.links_of(node)) rate = std::max(rate, w_.fabric.link(l).speed.rate_gbps());
+      for (const auto l : w_.fabric.links_of(node))
+        rate = std::max(rate, w_.fabric.link(l).speed.rate_gbps());
     }
     spec.rate_gbps = rate;
     spec.load = bg.load;
@@ -602,6 +657,24 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
   jr.iter_start = now;
   jr.first_ready = first;
   JobRun* p = &jr;
+  auto& coll = jr.colls[e.coll];
+  if (coll.shortcut) {
+    // The whole collective at once (the shortcut runs only for a job alone on the fabric).
+    if (const auto end = coll.shortcut->run(now, ready)) {
+      if (opt_.progress_slot && !jr.spec->workload.loop)
+        opt_.progress_slot->run_done += JobRun::transfers_of(coll);
+      engine_->call_at(*end, [this, p, end = *end] { on_done(*p, end); });
+      return;
+    }
+    // Channels out of step: from this iteration on, the exact path.
+    shortcut_report_["fallback"].push_back(format_size(coll.size_bytes) + " " + to_string(coll.op) +
+                                           ": flows of one HCA pair overlapped across steps (channels out of "
+                                           "step); exact path from iteration " +
+                                           std::to_string(jr.rep + 1));
+    shortcut_report_["collectives"] = shortcut_report_["collectives"].get<std::uint64_t>() - 1;
+    coll.shortcut.reset();
+    make_exact(jr, coll);
+  }
   jr.colls[e.coll].exec->start(std::move(ready), [this, p](Time end) { on_done(*p, end); });
 }
 
@@ -658,7 +731,8 @@ RunResult ScenarioRunner::run() {
   if (s_.max_sim_time_ms > 0) {
     engine_->call_at(Time::from_us(s_.max_sim_time_ms * 1000.0), [this] {
       if (finite_left_ > 0)
-        out_.warnings.push_back("run.max_sim_time_ms reached: iterations in progress finished, no new ones started");
+        out_.warnings.push_back(
+            "run.max_sim_time_ms reached: iterations in progress finished, no new ones started");
       time_up_ = true;
       for (auto& d : drivers_) d->stop();
     });
@@ -676,6 +750,16 @@ RunResult ScenarioRunner::run() {
   }
   out_.engine = engine_->report();
   report_faults();
+  if (engine_kind_ == EngineKind::Flow && shortcut_report_["collectives"].get<std::uint64_t>() > 0) {
+    std::uint64_t cells = 0, pairs = 0;
+    for (const auto& jr : jobs_)
+      for (const auto& c : jr.colls)
+        if (c.shortcut) cells += c.shortcut->cells(), pairs += c.shortcut->pairs();
+    shortcut_report_["evaluated_transfers"] = cells;
+    shortcut_report_["hca_pairs"] = pairs;
+  }
+  if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps)
+    out_.engine.extra["symmetric_steps"] = shortcut_report_;
   // Idle timers (an RC retransmission timer armed for a message already acknowledged) can keep the engine's
   // clock running past the traffic; the run ends with the last collective (or background message).
   out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();
@@ -692,80 +776,6 @@ std::uint64_t segment_seed(std::uint64_t seed, std::uint32_t segment) {
   return Rng::for_stream(seed, "segment/" + std::to_string(segment)).next_u64();
 }
 
-FabricFacts fabric_facts(const topo::FabricSummary& summary) {
-  FabricFacts f;
-  f.hcas = summary.hcas;
-  f.switches = summary.switches;
-  f.links = summary.links;
-  f.tiers = summary.tiers;
-  for (const auto& t : summary.per_tier) f.oversubscription.push_back(t.oversubscription);
-  f.bisection_gbps = summary.bisection_gbps;
-  return f;
-}
-
-World build_world(const Scenario& s) {
-  World w;
-  if (!s.fabric_file.empty()) {
-    const auto path = resolve(s, s.fabric_file);
-    auto loaded = topo::load_fabric_any(path);
-    w.fabric = std::move(loaded.fabric);
-    w.warnings = std::move(loaded.warnings);
-    w.fabric_source = path;
-  } else {
-    std::map<std::string, std::string> kv;
-    for (const auto& [k, v] : s.fabric_params.items()) kv[k] = param_string(v);
-    const auto gens = topo::builtin_generators();
-    try {
-      w.fabric = gens.get(s.fabric_generator).factory(kv);
-    } catch (const InputError& e) {
-      throw InputError(s.file + ": key 'fabric.params': " + e.what());
-    }
-    w.fabric_source = "generated: " + s.fabric_generator;
-  }
-  w.facts = fabric_facts(topo::describe(w.fabric));
-  std::string algo = s.routing;
-  if (algo == "auto") {
-    const auto gen = w.fabric.origin.value("generator", std::string());
-    algo = (gen == "fat-tree" || gen == "rail-optimized" || gen == "kary-ntree") ? "ftree" : gen == "dragonfly" ? "df-min" : "updn";
-  }
-  w.routing_name = algo;
-  const auto reg = routing::builtin_routing();
-  try {
-    w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
-  } catch (const InputError& e) {
-    throw InputError(s.file + ": key 'routing.algorithm': " + e.what());
-  }
-  if (!s.calibration.empty()) {
-    // The profile sets the device model; explicit "packet" keys in the scenario still win.
-    const auto path = resolve(s, s.calibration);
-    w.profile = calib::Profile::load(path);
-    calib::apply(*w.profile, w.packet);
-    w.calibration = {{"file", path},
-                     {"devices", w.profile->devices},
-                     {"link_rate_gbps", w.profile->link_rate_gbps},
-                     {"noise_segments", w.profile->noise.segments.size()},
-                     {"inputs", w.profile->inputs.size()}};
-  }
-  apply_packet_settings(s, w.packet);
-  if (s.faults.any()) {
-    // Faults at t = 0 change the fabric before routing (removed cables, new speeds): both engines then run on
-    // it with routes computed around them. The world's facts stay those of the fabric as designed.
-    const auto plan = plan_faults(s.faults, w.fabric, s.seed, s.file);
-    auto ff = apply_initial_faults(w.fabric, plan, s.file);
-    w.fabric = std::move(ff.fabric);
-    w.timed_faults = std::move(ff.timed);
-    w.packet.link_bit_error_rate = std::move(ff.link_ber);
-    w.faults = plan.described;
-    try {
-      w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
-    } catch (const InputError& e) {
-      throw InputError(s.file + ": key 'faults': routing '" + algo +
-                       "' around the faults at t = 0: " + e.what());
-    }
-  }
-  return w;
-}
-
 RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
   const World w = build_world(s);
   auto r = run_scenario(s, w, opt);
@@ -774,7 +784,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
 }
 
 RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt) {
-  check_run_resources(s, w, opt); // refuses runs beyond the limit; reports the estimate (resource_estimate.hpp)
+  check_run_resources(s, w,
+                      opt); // refuses runs beyond the limit; reports the estimate (resource_estimate.hpp)
   ScenarioRunner runner(s, w, opt);
   return runner.run();
 }

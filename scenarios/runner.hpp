@@ -66,6 +66,8 @@ struct World {
   std::vector<std::string> faults;
 };
 World build_world(const Scenario& s);
+/// A path the scenario names, relative to the scenario's folder unless absolute.
+std::string scenario_path(const Scenario& s, const std::string& p);
 
 struct CollectiveSamples {
   std::string job;

@@ -168,6 +168,20 @@ Schema build_schema() {
       1e-3, 1);
   add_var("variability.stragglers.delay_us", K::Double, "us", 0.0,
           "Stragglers: their ranks start every iteration this much late (slow compute or launch).", 0, 1e9);
+  {
+    KeyDecl d{
+        "flow.symmetric_steps",
+        K::Bool,
+        "",
+        true,
+        "Flow engine: run a ring AllReduce/AllGather/ReduceScatter job alone on the fabric by solving each "
+        "step's max-min sharing once per HCA pair and reusing it across ranks and steps, without building "
+        "its transfer DAG, when no link is shared by two ring edges and the channels stay in step (else the "
+        "exact per-transfer path); false = always the exact path (docs/flow-engine.md).",
+        {}};
+    d.fill_default = false; // written into the effective configuration only when given
+    s.add(std::move(d));
+  }
   add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
   add("jobs[].name", K::String, "", "", "Job name (default job<i>).");
   add("jobs[].nodes", K::Int, "nodes", 2, "Nodes (servers) in the job.", {}, 1, 1e7);
@@ -361,6 +375,8 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
       o.straggler_delay_us = g.value("delay_us", 0.0);
     }
   }
+  if (const auto f = e.find("flow"); f != e.end() && f->contains("symmetric_steps"))
+    s.flow_symmetric_steps = f->at("symmetric_steps").get<bool>();
   if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");
   std::size_t i = 0;
   for (const auto& j : e.at("jobs")) {

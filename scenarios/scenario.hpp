@@ -123,6 +123,9 @@ struct Scenario {
   std::string nccl_version;   ///< "" = the tuning model's reference (2.20.3)
   std::uint32_t segment_iterations =
       0; ///< 0: one run; else segments of this many iterations (analysis/segments.hpp)
+  /// flow.symmetric_steps: the flow engine's symmetric-steps shortcut for ring jobs
+  /// (scenarios/ring_shortcut.hpp).
+  bool flow_symmetric_steps = true;
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
   FaultSpec faults; ///< the `faults` section (scenarios/faults.hpp)

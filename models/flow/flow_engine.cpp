@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <typeinfo>
@@ -746,6 +747,35 @@ std::vector<topo::LinkId> FlowEngine::simgrid_route(routing::HcaIndex src, routi
   for (const sg::Link* l : links)
     if (const auto it = id.find(l); it != id.end()) out.push_back(it->second); // (not an HCA injection link)
   return out;
+}
+
+FlowEngine::StaticPath FlowEngine::static_path(routing::HcaIndex src, routing::HcaIndex dst) const {
+  const std::size_t n = impl_->hosts.size();
+  if (src >= n || dst >= n || src == dst) throw std::logic_error("FlowEngine::static_path: bad HCA pair");
+  StaticPath p;
+  impl_->compute_route(src, dst, false, p.links);
+  std::int64_t lat = 0;
+  double bw = std::numeric_limits<double>::infinity();
+  for (const std::uint32_t d : p.links) {
+    lat += impl_->dl[d].lat_ps;
+    bw = std::min(bw, impl_->dlinks[d]->get_bandwidth());
+  }
+  p.bytes_per_s = bw;
+  p.delay = impl_->cfg.nic_tx_latency + impl_->cfg.nic_rx_latency + Time::ps(lat);
+  return p;
+}
+
+void FlowEngine::account(const StaticPath& path, std::uint64_t payload, std::uint64_t wire,
+                         std::uint64_t messages) {
+  for (const std::uint32_t d : path.links) {
+    impl_->dl.at(d).bytes += payload;
+    impl_->dl[d].wire += wire;
+  }
+  impl_->delivered += messages;
+}
+
+const FlowConfig& FlowEngine::config() const {
+  return impl_->cfg;
 }
 
 Time FlowEngine::simgrid_route_latency(routing::HcaIndex src, routing::HcaIndex dst) const {

@@ -117,6 +117,22 @@ class FlowEngine final : public eng::Engine {
   /// Whether a FlowEngine was constructed in this process (then no other may be).
   static bool constructed_in_this_process();
 
+  /// A static route as this engine moves a message on it, for callers that compute a flow's timing
+  /// themselves (the symmetric-steps shortcut, scenarios/ring_shortcut.hpp): its directed links (2 * LinkId
+  /// + direction; an HCA injection link first when the HCA rate cap binds, numbered after the cables), the
+  /// rate a lone flow gets on it (the smallest link bandwidth, wire bytes per second) and the fixed delay
+  /// from the end of the bandwidth phase to the delivery (nic_tx + route latency + nic_rx).
+  struct StaticPath {
+    std::vector<std::uint32_t> links;
+    double bytes_per_s = 0;
+    Time delay;
+  };
+  StaticPath static_path(routing::HcaIndex src, routing::HcaIndex dst) const;
+  /// Counts, in report(), traffic whose timing a caller computed without SimGrid on `path`: `payload` and
+  /// `wire` bytes on each of its links and `messages` delivered transfers.
+  void account(const StaticPath& path, std::uint64_t payload, std::uint64_t wire, std::uint64_t messages);
+  const FlowConfig& config() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

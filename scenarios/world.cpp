@@ -1,0 +1,113 @@
+#include "scenarios/runner.hpp"
+
+#include "scenarios/faults.hpp"
+#include "sim/error.hpp"
+#include "topology/fabric_loader.hpp"
+#include "topology/generators.hpp"
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+// The world a scenario runs in (scenarios/runner.hpp, World): the fabric (loaded or generated, with the
+// faults at t = 0 applied), its routing tables and the calibration profile.
+
+namespace ibn::scen {
+
+namespace {
+
+std::string param_string(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number()) {
+    std::ostringstream o;
+    o << v.get<double>();
+    return o.str();
+  }
+  return v.dump();
+}
+
+} // namespace
+
+std::string scenario_path(const Scenario& s, const std::string& p) {
+  if (p.empty() || std::filesystem::path(p).is_absolute() || s.base_dir.empty()) return p;
+  return (std::filesystem::path(s.base_dir) / p).string();
+}
+
+FabricFacts fabric_facts(const topo::FabricSummary& summary) {
+  FabricFacts f;
+  f.hcas = summary.hcas;
+  f.switches = summary.switches;
+  f.links = summary.links;
+  f.tiers = summary.tiers;
+  for (const auto& t : summary.per_tier) f.oversubscription.push_back(t.oversubscription);
+  f.bisection_gbps = summary.bisection_gbps;
+  return f;
+}
+
+World build_world(const Scenario& s) {
+  World w;
+  if (!s.fabric_file.empty()) {
+    const auto path = scenario_path(s, s.fabric_file);
+    auto loaded = topo::load_fabric_any(path);
+    w.fabric = std::move(loaded.fabric);
+    w.warnings = std::move(loaded.warnings);
+    w.fabric_source = path;
+  } else {
+    std::map<std::string, std::string> kv;
+    for (const auto& [k, v] : s.fabric_params.items()) kv[k] = param_string(v);
+    const auto gens = topo::builtin_generators();
+    try {
+      w.fabric = gens.get(s.fabric_generator).factory(kv);
+    } catch (const InputError& e) {
+      throw InputError(s.file + ": key 'fabric.params': " + e.what());
+    }
+    w.fabric_source = "generated: " + s.fabric_generator;
+  }
+  w.facts = fabric_facts(topo::describe(w.fabric));
+  std::string algo = s.routing;
+  if (algo == "auto") {
+    const auto gen = w.fabric.origin.value("generator", std::string());
+    algo = (gen == "fat-tree" || gen == "rail-optimized" || gen == "kary-ntree") ? "ftree"
+           : gen == "dragonfly"                                                  ? "df-min"
+                                                                                 : "updn";
+  }
+  w.routing_name = algo;
+  const auto reg = routing::builtin_routing();
+  try {
+    w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
+  } catch (const InputError& e) {
+    throw InputError(s.file + ": key 'routing.algorithm': " + e.what());
+  }
+  if (!s.calibration.empty()) {
+    // The profile sets the device model; explicit "packet" keys in the scenario still win.
+    const auto path = scenario_path(s, s.calibration);
+    w.profile = calib::Profile::load(path);
+    calib::apply(*w.profile, w.packet);
+    w.calibration = {{"file", path},
+                     {"devices", w.profile->devices},
+                     {"link_rate_gbps", w.profile->link_rate_gbps},
+                     {"noise_segments", w.profile->noise.segments.size()},
+                     {"inputs", w.profile->inputs.size()}};
+  }
+  apply_packet_settings(s, w.packet);
+  if (s.faults.any()) {
+    // Faults at t = 0 change the fabric before routing (removed cables, new speeds): both engines then run on
+    // it with routes computed around them. The world's facts stay those of the fabric as designed.
+    const auto plan = plan_faults(s.faults, w.fabric, s.seed, s.file);
+    auto ff = apply_initial_faults(w.fabric, plan, s.file);
+    w.fabric = std::move(ff.fabric);
+    w.timed_faults = std::move(ff.timed);
+    w.packet.link_bit_error_rate = std::move(ff.link_ber);
+    w.faults = plan.described;
+    try {
+      w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
+    } catch (const InputError& e) {
+      throw InputError(s.file + ": key 'faults': routing '" + algo +
+                       "' around the faults at t = 0: " + e.what());
+    }
+  }
+  return w;
+}
+
+} // namespace ibn::scen
