@@ -391,10 +391,13 @@ std::string plan_table(const nlohmann::json& plan) {
   // Columns: by op (allreduce first), then size.
   std::vector<std::tuple<int, std::uint64_t, std::string>> cols;
   for (const auto& d : designs)
-    for (const auto& [k, v] : d.at("results").items())
+    for (const auto& item : d.at("results").items()) { // no structured binding: clang < 16 cannot capture one
+      const std::string& k = item.key();
+      const auto& v = item.value();
       if (std::none_of(cols.begin(), cols.end(), [&](const auto& c) { return std::get<2>(c) == k; }))
         cols.emplace_back(v.value("op", std::string()) == "allreduce" ? 0 : 1,
                           v.value("size_bytes", std::uint64_t{0}), k);
+    }
   std::sort(cols.begin(), cols.end());
   std::vector<std::string> keys;
   for (const auto& c : cols) keys.push_back(std::get<2>(c));

@@ -220,9 +220,12 @@ std::optional<Bench> bench_from_command(std::string_view line) {
 
 // ---- launcher lines --------------------------------------------------------------------------------------
 
+/// Largest process, node or per-node count read from a launcher or comment line; larger is "not said".
+constexpr int kMaxCount = 10'000'000;
+
 std::optional<int> small_int(std::string_view t) {
   const auto v = detail::parse_u64(t);
-  if (!v || *v == 0 || *v > 10'000'000) return std::nullopt;
+  if (!v || *v == 0 || *v > std::uint64_t{kMaxCount}) return std::nullopt;
   return static_cast<int>(*v);
 }
 
@@ -633,7 +636,10 @@ std::optional<OsuLauncher> parse_launcher(const std::string& line) {
   if (l.processes && l.per_node && !l.nodes) l.nodes = (*l.processes + *l.per_node - 1) / *l.per_node;
   if (l.processes && l.nodes && !l.per_node && *l.processes % *l.nodes == 0)
     l.per_node = *l.processes / *l.nodes;
-  if (l.nodes && l.per_node && !l.processes) l.processes = *l.nodes * *l.per_node;
+  if (l.nodes && l.per_node && !l.processes) { // in 64 bits: each factor may be up to kMaxCount
+    const std::int64_t p = std::int64_t{*l.nodes} * *l.per_node;
+    if (p <= kMaxCount) l.processes = static_cast<int>(p);
+  }
   return l;
 }
 

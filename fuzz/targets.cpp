@@ -2,6 +2,7 @@
 
 #include "calibration/fit.hpp"
 #include "calibration/nccl_tests_parser.hpp"
+#include "calibration/osu_parser.hpp"
 #include "calibration/perftest_parser.hpp"
 #include "scenarios/replay.hpp"
 #include "scenarios/scenario.hpp"
@@ -12,6 +13,8 @@
 #include "topology/generators.hpp"
 #include "topology/ibnetdiscover.hpp"
 #include "topology/link_speed.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <sstream>
@@ -59,6 +62,27 @@ void run_nccl_tests(std::string_view d) {
   refused_ok([&] {
     std::istringstream in(str(d));
     calib::parse_nccl_tests(in, "fuzz.out");
+  });
+}
+
+void run_osu(std::string_view d) {
+  // What `validate osu` reads before it simulates: every table, its launcher line, the run's JSON text.
+  refused_ok([&] {
+    std::istringstream in(str(d));
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& r : calib::parse_osu(in, "fuzz.txt")) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& row : r.rows)
+        rows.push_back(
+            {row.size_bytes, row.latency_us.value_or(0), row.bandwidth_mbps.value_or(0), row.line});
+      runs.push_back({{"benchmark", r.benchmark},
+                      {"kind", calib::to_string(r.kind)},
+                      {"notes", r.warnings},
+                      {"buffers", r.buffers},
+                      {"launcher", r.launcher ? r.launcher->text : ""},
+                      {"rows", rows}});
+    }
+    (void)runs.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   });
 }
 
@@ -152,6 +176,8 @@ const std::vector<Target>& targets() {
        {"tests/data/fuzz-seeds/set", "tests/data/fuzz-regressions/set"}, {}, run_set},
       {"units", "sizes, rates, lengths, counts, ratios, cable lengths, link speeds, generator parameters",
        {"tests/data/fuzz-seeds/units", "tests/data/fuzz-regressions/units"}, {}, run_units},
+      {"osu", "OSU micro-benchmarks and IMB-MPI1 output parser (validate osu)",
+       {"tests/data/osu", "tests/data/fuzz-seeds/osu", "tests/data/fuzz-regressions/osu"}, {}, run_osu},
   };
   return all;
 }

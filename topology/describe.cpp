@@ -115,7 +115,8 @@ std::vector<HcaClass> hca_classes(const Fabric& f, const SwitchGraph& g) {
   for (const auto& [h, o] : direct_cables) {
     for (auto [x, y] : {std::pair{class_of[h], class_of[o]}, std::pair{class_of[o], class_of[h]}}) {
       auto& d = classes[x].direct;
-      auto it = std::find_if(d.begin(), d.end(), [&](const auto& e) { return e.first == y; });
+      const auto other = y; // a copy: clang before 16 cannot capture a structured binding in a lambda
+      auto it = std::find_if(d.begin(), d.end(), [&](const auto& e) { return e.first == other; });
       if (it != d.end())
         it->second += 1;
       else

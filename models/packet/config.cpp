@@ -278,7 +278,9 @@ nlohmann::json PacketConfig::to_json() const {
 void PacketConfig::apply_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where + ": expected an object of packet-engine settings");
   const auto& knobs = packet_knobs();
-  for (const auto& [key, v] : j.items()) {
+  for (const auto& item : j.items()) { // no structured binding: clang before 16 cannot capture one
+    const std::string& key = item.key();
+    const auto& v = item.value();
     const std::string path = where + "." + key;
     const auto it = std::find_if(knobs.begin(), knobs.end(), [&](const PacketKnob& k) { return key == k.name; });
     if (it == knobs.end()) throw InputError(path + ": unknown key");

@@ -219,4 +219,11 @@ TEST_CASE("osu parser: launcher lines") {
   CHECK(l->processes == 144);
   CHECK(l->per_node == 36); // options after the benchmark are its own
   CHECK_FALSE(parse_launcher("we then ran mpirun with -np 4").has_value());
+  // Nodes x ranks per node beyond any count read (10^7) leaves the process count unsaid (was an int
+  // overflow, found while writing the osu fuzz target).
+  l = parse_launcher("srun -N 10000000 --ntasks-per-node=10000000 osu_allreduce");
+  REQUIRE(l.has_value());
+  CHECK(l->nodes == 10000000);
+  CHECK(l->per_node == 10000000);
+  CHECK_FALSE(l->processes.has_value());
 }

@@ -8,7 +8,8 @@
 using namespace ibn::fuzz;
 
 TEST_CASE("fuzz: every parser has a target with seeds") {
-  CHECK(targets().size() >= 9);
+  CHECK(targets().size() >= 10);
+  CHECK(find_target("osu") != nullptr); // OSU / IMB-MPI1 outputs (validate osu)
   for (const auto& t : targets()) {
     INFO(t.name);
     CHECK(test::seeds_of(t).size() >= 2);
