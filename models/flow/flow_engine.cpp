@@ -717,13 +717,12 @@ eng::EngineReport FlowEngine::report() const {
   for (topo::LinkId l = 0; l < m.fabric.num_links(); ++l) {
     const topo::Link& link = m.fabric.link(l);
     for (int dir = 0; dir < 2; ++dir) {
-      if (bytes[2 * l + dir] == 0 && wire[2 * l + dir] == 0) {
-        if (dir == 0) ++idle[{m.fabric.node(link.a.node).tier, m.fabric.node(link.b.node).tier}];
-        else ++idle[{m.fabric.node(link.b.node).tier, m.fabric.node(link.a.node).tier}];
-        continue;
-      }
       const topo::NodeId from = dir == 0 ? link.a.node : link.b.node;
       const topo::NodeId to = dir == 0 ? link.b.node : link.a.node;
+      if (bytes[2 * l + dir] == 0 && wire[2 * l + dir] == 0) {
+        ++idle[{m.fabric.node(from).tier, m.fabric.node(to).tier}];
+        continue;
+      }
       eng::LinkRecord rec;
       rec.from_tier = m.fabric.node(from).tier;
       rec.to_tier = m.fabric.node(to).tier;
