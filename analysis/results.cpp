@@ -62,10 +62,20 @@ std::string tier_name(int tier) {
   }
 }
 
-std::vector<TierStats> link_stats_by_tier(const std::vector<eng::LinkRecord>& links, Time duration) {
+std::vector<TierStats> link_stats_by_tier(const std::vector<eng::LinkRecord>& links, Time duration,
+                                          const std::vector<eng::IdleLinks>& idle) {
   std::map<std::pair<int, int>, TierStats> by;
   std::map<std::pair<int, int>, double> util_sum;
   const double d = duration.to_us();
+  // An idle link adds one to the count and zero to every sum and maximum (x + 0.0 == x exactly): the table
+  // is the same as with a LinkRecord of zeros for each.
+  for (const auto& g : idle) {
+    const auto key = std::make_pair(g.from_tier, g.to_tier);
+    auto& t = by[key];
+    t.tier = tier_name(g.from_tier) + "->" + tier_name(g.to_tier);
+    t.links += g.count;
+    util_sum[key] += 0.0;
+  }
   for (const auto& l : links) {
     const auto key = std::make_pair(l.from_tier, l.to_tier);
     auto& t = by[key];
@@ -331,7 +341,8 @@ PointResult point_result(const scen::RunResult& r) {
   PointResult p;
   p.manifest = r.manifest;
   for (const auto& c : r.collectives) p.collectives.push_back(collective_result(c));
-  for (const auto& t : link_stats_by_tier(r.engine.links, r.sim_time)) p.links_by_tier.push_back(rounded(t));
+  for (const auto& t : link_stats_by_tier(r.engine.links, r.sim_time, r.engine.idle_links))
+    p.links_by_tier.push_back(rounded(t));
   p.placement = r.placement;
   p.background = r.background;
   p.engine.name = r.engine.engine;

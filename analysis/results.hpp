@@ -48,7 +48,9 @@ struct TierStats {
   bool operator==(const TierStats&) const = default;
 };
 std::string tier_name(int tier);
-std::vector<TierStats> link_stats_by_tier(const std::vector<eng::LinkRecord>& links, Time duration);
+/// `idle`: cable ends not in `links` that carried nothing (eng::EngineReport::idle_links), counted as links.
+std::vector<TierStats> link_stats_by_tier(const std::vector<eng::LinkRecord>& links, Time duration,
+                                          const std::vector<eng::IdleLinks>& idle = {});
 
 /// Bandwidth at the completion-time percentiles (the p-th fastest iteration's bandwidth is size / time at
 /// p, so `min` comes from the slowest iteration), Gb/s.

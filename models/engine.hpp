@@ -53,11 +53,23 @@ struct LinkRecord {
   Time pause_time;               ///< PFC pause received by this output (RoCE lossless mode)
 };
 
+/// Directed cable ends that carried nothing, folded: `count` of them from a node of tier `from_tier` to one
+/// of tier `to_tier`, each a LinkRecord of zeros but for its capacity. An engine that makes its ports on
+/// first use lists only those in `links`; the tier tables count these too.
+struct IdleLinks {
+  int from_tier = 0;
+  int to_tier = 0;
+  std::uint64_t count = 0;
+};
+
 struct EngineReport {
   std::string engine;            ///< "packet" or "flow"
   std::uint64_t events = 0;      ///< engine events executed (packet: event-queue events; flow: actions)
   std::uint64_t transfers = 0;   ///< transfers delivered
-  std::vector<LinkRecord> links; ///< one per directed cable end
+  /// One per directed cable end, or (an engine with ports made on first use) per cable end it used, the
+  /// others in `idle_links`.
+  std::vector<LinkRecord> links;
+  std::vector<IdleLinks> idle_links;
   nlohmann::json extra = nlohmann::json::object(); ///< engine-specific counters (retransmissions, CNPs, ...)
 };
 

@@ -1,5 +1,6 @@
-// Building the packet model of a Fabric: switches, HCAs and their timers, two transmitters per cable, the
-// dense LFT, and which event-model shortcuts (event_model.hpp) and device features are on.
+// Building the packet model of a Fabric: switches, HCAs, two transmitter slots per cable (each transmitter
+// and HCA timer made on first use), the dense LFT, and which event-model shortcuts (event_model.hpp) and
+// device features are on.
 #include "models/packet/core.hpp"
 #include "models/packet/fault_state.hpp"
 
@@ -26,7 +27,8 @@ Core::Core(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t
   ber_rng = &sim.rng("packet/bit-errors");
   stats.min_credits_seen = static_cast<std::int64_t>(cfg.switch_buffer_bytes / 64);
   if (pfc_on) stats.min_credits_seen = kPfcBase;
-  if (cfg.trace_interval_ns > 0) {
+  if (cfg.trace_interval_ns > 0) { // queue traces of every port: all made now
+    materialise_all();
     for (const Tx* tx : txs) queue_traces.push_back({tx->node, tx->port, tx->link, {}});
     sim.make<Sampler>(*this, std::max(Time::ps(1), Time::from_ns(cfg.trace_interval_ns)));
   }
@@ -54,7 +56,7 @@ void Core::build() {
     for (auto& a : sl_cc) a.fill(IbCcRp(cfg.ibcc));
   }
   switch_of_node.assign(fabric.num_nodes(), kNil);
-  std::vector<std::uint32_t> hca_of_node(fabric.num_nodes(), kNil);
+  hca_of_node.assign(fabric.num_nodes(), kNil);
   for (HcaIndex h = 0; h < tables.num_hcas(); ++h) hca_of_node[tables.hca_nodes()[h]] = h;
   hcas.resize(tables.num_hcas());
   for (topo::NodeId n = 0; n < fabric.num_nodes(); ++n) {
@@ -64,29 +66,33 @@ void Core::build() {
       Switch s;
       s.node = n;
       s.tx_of_port.assign(static_cast<std::size_t>(node.radix), kNil);
+      s.up_tx.assign(static_cast<std::size_t>(node.radix), kNil);
       switches.push_back(std::move(s));
     }
   }
-  for (HcaIndex h = 0; h < hcas.size(); ++h) {
-    hcas[h].node = tables.hca_nodes()[h];
-    hcas[h].timer = &sim.make<HcaTimer>(*this, h, "hca " + fabric.node(hcas[h].node).name + " timer");
-    hcas[h].pacer = &sim.make<HcaTimer>(*this, h, "hca " + fabric.node(hcas[h].node).name + " pacer");
-  }
-  // Two transmitters per cable between simulated nodes (aggregation nodes carry no traffic).
+  for (HcaIndex h = 0; h < hcas.size(); ++h) hcas[h].node = tables.hca_nodes()[h]; // timers: on first use
+  // Two transmitters per cable between simulated nodes (aggregation nodes carry no traffic), indices only:
+  // the transmitters themselves are made on first use (materialise).
   auto simulated = [&](topo::NodeId n) { return switch_of_node[n] != kNil || hca_of_node[n] != kNil; };
+  auto place = [&](topo::PortRef me, std::uint32_t idx) {
+    if (switch_of_node[me.node] != kNil) {
+      Switch& sw = switches[switch_of_node[me.node]];
+      sw.tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
+      sw.up_tx[static_cast<std::size_t>(me.port - 1)] = idx ^ 1u;
+    } else {
+      hcas[hca_of_node[me.node]].tx = idx;
+    }
+  };
   for (topo::LinkId l = 0; l < fabric.num_links(); ++l) {
     const topo::Link& link = fabric.link(l);
     if (!simulated(link.a.node) || !simulated(link.b.node)) continue;
-    const std::uint32_t ia = make_tx(l, link.a, link.b, hca_of_node);
-    const std::uint32_t ib = make_tx(l, link.b, link.a, hca_of_node);
-    txs[ia]->rev = ib;
-    txs[ib]->rev = ia;
+    if (link.rate_bps() == 0) throw InputError("link " + std::to_string(l) + " has no rate");
+    const auto idx = static_cast<std::uint32_t>(2 * site_link.size());
+    site_link.push_back(l);
+    place(link.a, idx);
+    place(link.b, idx + 1);
   }
-  for (Switch& sw : switches) {
-    sw.up_tx.assign(sw.tx_of_port.size(), kNil);
-    for (std::size_t i = 0; i < sw.tx_of_port.size(); ++i)
-      if (sw.tx_of_port[i] != kNil) sw.up_tx[i] = txs[sw.tx_of_port[i]]->rev;
-  }
+  txs.assign(2 * site_link.size(), nullptr);
   // The static LFTs as one dense array when small enough (a load per hop instead of the tables' lookup).
   const std::size_t nh = tables.num_hcas();
   if (cfg.ar_mode == ArMode::Off && !switches.empty() && nh > 0 &&
@@ -111,20 +117,31 @@ void Core::build() {
   poster = &sim.make<Poster>(*this);
 }
 
-std::uint32_t Core::make_tx(topo::LinkId l, topo::PortRef me, topo::PortRef peer,
-                            const std::vector<std::uint32_t>& hca_of_node) {
-  const auto idx = static_cast<std::uint32_t>(txs.size());
+Core::HcaTimer& Core::make_timer(HcaIndex h, const char* what) {
+  return sim.make<HcaTimer>(*this, h, "hca " + fabric.node(hcas[h].node).name + " " + what);
+}
+
+void Core::materialise_all() {
+  for (std::uint32_t i = 0; i < txs.size(); ++i) tx_at(i);
+}
+
+/// Makes transmitter `i` as it is at time zero: nothing has happened to a port before its first use (an
+/// idle port has no events, no credits on their way and no statistics), so making it late changes nothing.
+[[gnu::noinline]] Tx& Core::materialise(std::uint32_t idx) {
+  const topo::LinkId l = link_of_tx(idx);
+  const topo::PortRef me = tx_end(idx), peer = rx_end(idx);
   const auto& node = fabric.node(me.node);
   std::string name = node.name + " port " + std::to_string(me.port);
   Tx& tx = checked ? sim.make<CheckedTx>(*this, sim, idx, std::move(name))
                    : sim.make<Tx>(*this, sim, idx, std::move(name));
-  txs.push_back(&tx);
+  txs[idx] = &tx;
+  ++materialised;
+  tx.rev = idx ^ 1u;
   const topo::Link& link = fabric.link(l);
   tx.node = me.node;
   tx.port = me.port;
   tx.link = l;
-  tx.rate_bps = link.rate_bps();
-  if (tx.rate_bps == 0) throw InputError("link " + std::to_string(l) + " has no rate");
+  tx.rate_bps = link.rate_bps(); // (not 0: build)
   if (8'000'000'000'000ull % tx.rate_bps == 0) tx.ps_per_byte = 8'000'000'000'000ull / tx.rate_bps;
   // common::DeviceKnobs: a cable costs propagation + FEC. The switch latency is charged when a packet reaches
   // the switch (Tx::transmit), the flow engine charges it on the link the switch sends on: one per switch.
@@ -163,19 +180,14 @@ std::uint32_t Core::make_tx(topo::LinkId l, topo::PortRef me, topo::PortRef peer
     std::fill(tx.rr_input.begin(), tx.rr_input.begin() + cfg.num_vls,
               static_cast<std::uint16_t>(node.radix - 1));
     arbiter.init(tx.high, tx.low);
-    switches[tx.owner].tx_of_port[static_cast<std::size_t>(me.port - 1)] = idx;
   } else {
-    hcas[tx.owner].tx = idx;
-    // The injection rate as both engines define it (common::DeviceKnobs::injection_gbps), in whole bit/s: the
-    // transmitter paces only when it is below the link rate (a cap at or above it never binds).
-    const auto cap =
-        static_cast<std::uint64_t>(std::llround(cfg.injection_gbps(link.speed.rate_gbps()) * 1e9));
-    if (cap < tx.rate_bps) {
+    // The injection cap: a cap at or above the link rate never binds.
+    if (const std::uint64_t cap = hca_cap_bps(link); cap < tx.rate_bps) {
       tx.cap_bps = cap;
       tx.capped = true;
     }
   }
-  return idx;
+  return tx;
 }
 
 } // namespace ibn::pkt::detail

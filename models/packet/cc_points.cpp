@@ -10,9 +10,11 @@ namespace ibn::pkt::detail {
 
 /// The rate the requester's CC starts from: its link rate, or the injection cap when lower.
 double Core::line_bps(HcaIndex h) const {
-  if (hcas[h].tx == kNil) return 0;
-  const Tx& t = *txs[hcas[h].tx];
-  return static_cast<double>(t.cap_bps != 0 ? t.cap_bps : t.rate_bps);
+  const std::uint32_t i = hcas[h].tx;
+  if (i == kNil) return 0;
+  if (const Tx* t = txs[i]) return static_cast<double>(t->cap_bps != 0 ? t->cap_bps : t->rate_bps);
+  const topo::Link& link = fabric.link(link_of_tx(i)); // not made yet: what materialise will set
+  return static_cast<double>(std::min(hca_cap_bps(link), link.rate_bps()));
 }
 
 void Core::init_cc(Qp& qp) {

@@ -21,6 +21,7 @@
 #include "sim/simulation.hpp"
 
 #include <array>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -127,16 +128,19 @@ struct Core {
     std::size_t rr = 0;
     Fifo ctrl;                          ///< ACK/NAK/CNP packets, sent before data
     std::vector<std::uint32_t> req_qps; ///< QPs this HCA is the requester of
-    HcaTimer* timer = nullptr;          ///< ACK timeouts
+    HcaTimer* timer = nullptr;          ///< ACK timeouts (made on first use: timer_of)
     /// Wake-ups for sending (a posted message becomes eligible, a pacing gap or the injection cap ends): a
     /// separate timer, so that a wake-up per paced packet does not cancel and re-arm the far-off ACK timeout.
+    /// Made on first use (pacer_of).
     HcaTimer* pacer = nullptr;
   };
 
   struct Switch {
     topo::NodeId node = topo::kNoNode;
     std::vector<std::uint32_t> tx_of_port; ///< [port - 1] -> Tx index, kNil if uncabled
-    std::vector<std::uint32_t> up_tx;      ///< [port - 1] -> the Tx feeding that input (gets its credits)
+    /// [port - 1] -> the Tx feeding that input (gets its credits). A packet on that input came from it, so
+    /// it is materialised whenever it is looked up here (a plain load, no tx_at).
+    std::vector<std::uint32_t> up_tx;
   };
 
   // ---------------------------------------------------------------- members
@@ -145,7 +149,15 @@ struct Core {
   const routing::RoutingTables& tables;
   PacketConfig cfg;
   PacketPool pool;
+  /// The transmitters, two per cable between simulated nodes: index 2k sends from end `a` of the k-th such
+  /// cable (site_link[k]), 2k + 1 from end `b`; the opposite direction of i is i ^ 1. A transmitter is made
+  /// on first use (tx_at, materialise): null until then, and a port that never carries traffic costs only
+  /// its null pointer. Every reader that walks `txs` skips the null ones (they have nothing queued, nothing
+  /// on the wire and zero statistics).
   std::vector<Tx*> txs;
+  std::vector<topo::LinkId> site_link;    ///< [tx index / 2] -> its cable
+  std::vector<std::uint32_t> hca_of_node; ///< NodeId -> HCA index, kNil for other nodes
+  std::size_t materialised = 0;           ///< non-null entries of `txs`
   std::vector<Switch> switches;
   std::vector<std::uint32_t> switch_of_node;                               // NodeId -> switch slot
   static constexpr std::size_t kDenseLftMaxEntries = std::size_t{1} << 22; // 16 MB of Tx indices
@@ -191,8 +203,38 @@ struct Core {
        EventModel em);
   ~Core(); // (faults.cpp)
   void build();
-  std::uint32_t make_tx(topo::LinkId l, topo::PortRef me, topo::PortRef peer,
-                        const std::vector<std::uint32_t>& hca_of_node);
+  /// Transmitter `i`, made on first use: a predictable branch on a pointer the caller loads anyway.
+  [[gnu::always_inline]] Tx& tx_at(std::uint32_t i) {
+    Tx* t = txs[i];
+    if (t == nullptr) [[unlikely]]
+      t = &materialise(i);
+    return *t;
+  }
+  Tx& materialise(std::uint32_t i); // (build.cpp)
+  void materialise_all();
+  /// Where transmitter `i` sits: its cable and the transmitting and receiving ends.
+  topo::LinkId link_of_tx(std::uint32_t i) const { return site_link[i >> 1]; }
+  topo::PortRef tx_end(std::uint32_t i) const {
+    const topo::Link& l = fabric.link(site_link[i >> 1]);
+    return (i & 1u) == 0 ? l.a : l.b;
+  }
+  topo::PortRef rx_end(std::uint32_t i) const { return tx_end(i ^ 1u); }
+  HcaTimer& timer_of(HcaIndex h) {
+    if (hcas[h].timer == nullptr) [[unlikely]]
+      hcas[h].timer = &make_timer(h, "timer");
+    return *hcas[h].timer;
+  }
+  HcaTimer& pacer_of(HcaIndex h) {
+    if (hcas[h].pacer == nullptr) [[unlikely]]
+      hcas[h].pacer = &make_timer(h, "pacer");
+    return *hcas[h].pacer;
+  }
+  HcaTimer& make_timer(HcaIndex h, const char* what);
+  /// The injection rate as both engines define it (common::DeviceKnobs::injection_gbps) on an HCA's cable,
+  /// in whole bit/s; the transmitter paces only when it is below the link rate.
+  std::uint64_t hca_cap_bps(const topo::Link& link) const {
+    return static_cast<std::uint64_t>(std::llround(cfg.injection_gbps(link.speed.rate_gbps()) * 1e9));
+  }
 
   // ---------------------------------------------------------------- port.cpp: the transmit path
   void kick(Tx& tx);
@@ -246,12 +288,12 @@ struct Core {
       const std::uint32_t t = lft_tx[s * lft_stride + p.dst];
       if (t == kNil) [[unlikely]]
         throw_no_route(switches[s], p);
-      return *txs[t];
+      return tx_at(t);
     }
     const Switch& sw = switches[s];
     const routing::Port out = tables.next_hop(sw.node, p.dst);
     if (out == routing::kNoPort || sw.tx_of_port[out - 1] == kNil) throw_no_route(sw, p);
-    return *txs[sw.tx_of_port[out - 1]];
+    return tx_at(sw.tx_of_port[out - 1]);
   }
   [[noreturn]] void throw_no_route(const Switch& sw, const Packet& p) const;
   void arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi);
@@ -345,7 +387,7 @@ struct Core {
   std::vector<WaitEdge> wait_edges() const;
   std::string out_name(const Tx& tx, int vl) const;
   std::string in_name(topo::NodeId n, int port, int vl) const;
-  std::vector<PortStats> port_stats() const;
+  std::vector<PortStats> port_stats(bool materialised_only) const;
 };
 
 } // namespace ibn::pkt::detail

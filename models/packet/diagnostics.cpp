@@ -6,7 +6,7 @@ namespace ibn::pkt::detail {
 
 void Core::sample_queues() {
   const Time now = sim.now();
-  for (std::size_t i = 0; i < txs.size(); ++i) {
+  for (std::size_t i = 0; i < txs.size(); ++i) { // (all made: the constructor, with traces on)
     const Tx& tx = *txs[i];
     std::uint64_t q = tx.queued_bytes;
     // Incoming lists: packets that have reached the switch but not yet joined the queues.
@@ -32,6 +32,7 @@ std::string Core::in_name(topo::NodeId n, int port, int vl) const {
 std::vector<WaitEdge> Core::wait_edges() const {
   std::vector<WaitEdge> edges;
   for (const Tx* t : txs) {
+    if (t == nullptr) continue; // never used: nothing queued, nothing waits for it
     const Tx& tx = *t;
     if (tx.busy && !(tx.quiet_end && tx.busy_until <= sim.now())) continue; // (a quiet end: idle since)
     for (int vl = 0; vl < cfg.num_vls; ++vl) {
@@ -53,11 +54,23 @@ std::vector<WaitEdge> Core::wait_edges() const {
   return edges;
 }
 
-std::vector<PortStats> Core::port_stats() const {
+/// Every port's statistics, in transmitter order; with `materialised_only` only those of the ports that were
+/// made (the others' are zero but for their place and rate).
+std::vector<PortStats> Core::port_stats(bool materialised_only) const {
   const Time now = sim.now();
   std::vector<PortStats> out;
-  out.reserve(txs.size());
-  for (const Tx* t : txs) {
+  out.reserve(materialised_only ? materialised : txs.size());
+  for (std::uint32_t i = 0; i < txs.size(); ++i) {
+    const Tx* t = txs[i];
+    if (t == nullptr) {
+      if (materialised_only) continue;
+      PortStats& s = out.emplace_back();
+      s.link = link_of_tx(i);
+      s.node = tx_end(i).node;
+      s.port = tx_end(i).port;
+      s.rate_bps = fabric.link(s.link).rate_bps();
+      continue;
+    }
     PortStats& s = out.emplace_back(t->stats);
     s.packets = t->sent_packets;
     s.bytes = t->sent_bytes;

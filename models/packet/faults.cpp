@@ -80,6 +80,7 @@ FaultState& Core::fault_state() {
   hca_quiet = false;
   faults->down.assign(fabric.num_links(), false);
   faults->link_tx.assign(fabric.num_links(), {kNil, kNil});
+  materialise_all(); // a faulted run makes every port (cables go down and up under packets in flight)
   for (const Tx* t : txs) {
     auto& slot = faults->link_tx[t->link];
     slot[slot[0] == kNil ? 0 : 1] = t->index;
@@ -269,8 +270,11 @@ void PacketNetwork::set_link_speed(topo::LinkId link, topo::LinkSpeed speed) {
   detail::Core& c = *impl_;
   check_link(c, link, "link speed");
   if (speed.rate_bps() == 0) throw InputError("link speed: rate 0 for link " + std::to_string(link));
-  for (detail::Tx* t : c.txs)
-    if (t->link == link) c.set_rate(*t, speed.rate_bps());
+  for (std::uint32_t k = 0; k < c.site_link.size(); ++k)
+    if (c.site_link[k] == link) {
+      c.set_rate(c.tx_at(2 * k), speed.rate_bps());
+      c.set_rate(c.tx_at(2 * k + 1), speed.rate_bps());
+    }
 }
 
 bool PacketNetwork::link_up(topo::LinkId link) const {

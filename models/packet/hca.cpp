@@ -79,7 +79,7 @@ MessageId Core::post_now(const MessageSpec& s) {
   qp.sendq.push_back(id);
   qp.send_changed();
   activate(s.src, q, false);
-  hcas[s.src].pacer->request(sim.now() + cfg.nic_tx_latency);
+  pacer_of(s.src).request(sim.now() + cfg.nic_tx_latency);
   return id;
 }
 
@@ -92,8 +92,8 @@ void Core::hca_wake(HcaIndex h) {
     if (qp.rto_deadline <= now) on_timeout(q);
     next_rto = std::min(next_rto, qp.rto_deadline);
   }
-  kick(*txs[hca.tx]);
-  if (next_rto != Time::max()) hca.timer->request(next_rto);
+  kick(tx_at(hca.tx));
+  if (next_rto != Time::max()) timer_of(h).request(next_rto);
 }
 
 /// Which packet the HCA sends next: ACK/NAK first, then round-robin over active QPs.
@@ -132,7 +132,7 @@ std::uint32_t Core::select_hca(Tx& tx) {
     ++k;
     if (pi != kNil) return pi;
   }
-  if (wake != Time::max()) hca.pacer->request(wake);
+  if (wake != Time::max()) pacer_of(tx.owner).request(wake);
   return kNil;
 }
 
@@ -242,7 +242,7 @@ std::uint32_t Core::make_read_response(std::uint32_t q, Tx& tx) {
   }
   if (qp.rto_deadline == Time::max()) {
     qp.rto_deadline = now + cfg.ack_timeout;
-    hcas[qp.src].timer->request(qp.rto_deadline);
+    timer_of(qp.src).request(qp.rto_deadline);
   }
   if (cc_dcqcn || cc_ibcc) pace(qp, wire, s.sl, now);
   stats.packets_injected++;
@@ -261,7 +261,7 @@ void Core::send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std
   p.src = from;
   p.dst = to;
   pool.push(hcas[from].ctrl, pi);
-  kick(*txs[hcas[from].tx]);
+  kick(tx_at(hcas[from].tx));
 }
 
 /// Places a packet's payload; returns true when it completed its message.
@@ -342,7 +342,7 @@ void Core::on_ack(std::uint32_t q, std::uint32_t psn) {
   if (qp.failed || !qp.ack(psn)) return; // stale, or the QP is in the error state
   complete_acked(q);
   qp.rto_deadline = qp.unacked() ? sim.now() + cfg.ack_timeout : Time::max();
-  if (qp.rto_deadline != Time::max()) hcas[qp.src].timer->request(qp.rto_deadline);
+  if (qp.rto_deadline != Time::max()) timer_of(qp.src).request(qp.rto_deadline);
 }
 
 void Core::complete_acked(std::uint32_t q) {
@@ -355,7 +355,7 @@ void Core::rewind(std::uint32_t q, std::uint32_t psn) {
   if (qp.failed) return;
   qp.reposition(msgs, cfg.mtu_bytes, psn);
   activate(qp.src, q, false);
-  kick(*txs[hcas[qp.src].tx]);
+  kick(tx_at(hcas[qp.src].tx));
 }
 
 void Core::on_nak(std::uint32_t q, std::uint32_t epsn) {
@@ -395,7 +395,7 @@ void Core::on_read_request(HcaIndex h, const Packet& p) {
   const Msg& m = msgs[p.msg];
   qp.reads.push_back({p.msg, m.rec.spec.bytes, 0});
   activate(h, p.qp, true);
-  kick(*txs[hcas[h].tx]);
+  kick(tx_at(hcas[h].tx));
 }
 
 void Core::on_read_response(const Packet& p) {
@@ -412,7 +412,7 @@ void Core::on_read_response(const Packet& p) {
     complete_acked(p.qp);
     if (qp.send_pos < qp.sendq.size()) {
       activate(qp.src, p.qp, false);
-      kick(*txs[hcas[qp.src].tx]);
+      kick(tx_at(hcas[qp.src].tx));
     }
   }
 }

@@ -53,7 +53,7 @@ void PacketNetwork::set_qp_next_send_time(HcaIndex src, HcaIndex dst, std::uint3
   auto& qp = impl_->qp_of(src, dst, slot);
   qp.next_send_time = t;
   qp.send_changed();
-  impl_->hcas[src].pacer->request(t);
+  impl_->pacer_of(src).request(t);
 }
 
 double PacketNetwork::qp_rate_gbps(HcaIndex src, HcaIndex dst, std::uint32_t slot) const {
@@ -104,7 +104,28 @@ const PacketConfig& PacketNetwork::config() const {
   return impl_->cfg;
 }
 std::vector<PortStats> PacketNetwork::port_stats() const {
-  return impl_->port_stats();
+  return impl_->port_stats(false);
+}
+std::vector<PortStats> PacketNetwork::used_port_stats() const {
+  return impl_->port_stats(true);
+}
+std::size_t PacketNetwork::num_ports() const {
+  return impl_->txs.size();
+}
+std::size_t PacketNetwork::materialised_ports() const {
+  return impl_->materialised;
+}
+std::map<std::pair<int, int>, std::uint64_t> PacketNetwork::unused_ports_by_tier() const {
+  const detail::Core& c = *impl_;
+  std::map<std::pair<int, int>, std::uint64_t> out;
+  for (std::size_t k = 0; k < c.site_link.size(); ++k) {
+    if (c.txs[2 * k] != nullptr && c.txs[2 * k + 1] != nullptr) continue;
+    const topo::Link& l = c.fabric.link(c.site_link[k]);
+    const int ta = c.fabric.node(l.a.node).tier, tb = c.fabric.node(l.b.node).tier;
+    if (c.txs[2 * k] == nullptr) ++out[{ta, tb}];
+    if (c.txs[2 * k + 1] == nullptr) ++out[{tb, ta}];
+  }
+  return out;
 }
 
 } // namespace ibn::pkt

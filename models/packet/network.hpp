@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -186,6 +187,13 @@ class PacketNetwork {
   const NetworkStats& stats() const;
   /// One entry per directed cable end that can transmit.
   std::vector<PortStats> port_stats() const;
+  /// Ports are made on first use (a port that never carries traffic costs a null pointer): the statistics
+  /// of the ports made so far, in port_stats() order (every other port's are zero), how many there are of
+  /// all ports, and the others counted per (transmitting node's tier, receiving node's tier).
+  std::vector<PortStats> used_port_stats() const;
+  std::size_t num_ports() const;
+  std::size_t materialised_ports() const;
+  std::map<std::pair<int, int>, std::uint64_t> unused_ports_by_tier() const;
   /// Packets currently allocated (in queues, on cables, or awaiting ACK-free release).
   std::uint64_t packets_in_flight() const;
   /// High-water mark of packets_in_flight() since construction.

@@ -102,7 +102,8 @@ eng::EngineReport PacketEngine::report() const {
   r.events = impl_->sim.total_events_executed();
   r.transfers = impl_->delivered;
   const auto& f = impl_->fabric;
-  for (const auto& ps : impl_->net.port_stats()) {
+  // The ports made on first use, the others folded per tier (PacketNetwork::used_port_stats).
+  for (const auto& ps : impl_->net.used_port_stats()) {
     if (ps.link == topo::kNoLink) continue;
     const auto& link = f.link(ps.link);
     eng::LinkRecord l;
@@ -120,6 +121,8 @@ eng::EngineReport PacketEngine::report() const {
     l.pause_time = ps.pause_time;
     r.links.push_back(l);
   }
+  for (const auto& [tiers, n] : impl_->net.unused_ports_by_tier())
+    r.idle_links.push_back({tiers.first, tiers.second, n});
   const auto& s = impl_->net.stats();
   r.extra = {{"packets_injected", s.packets_injected},     {"packet_hops", s.packet_hops},
              {"retransmitted_packets", s.retransmitted_packets}, {"naks", s.naks},

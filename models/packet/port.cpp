@@ -33,7 +33,7 @@ void Core::kick(Tx& tx) {
   }
   if (tx.busy && quiet_busy(tx)) return;
   if (tx.gate > sim.now()) { // HCA injection cap: not yet
-    hcas[tx.owner].pacer->request(tx.gate);
+    pacer_of(tx.owner).request(tx.gate);
     return;
   }
   if (tx.creditq.front_t() <= sim.now()) absorb_credits(tx);

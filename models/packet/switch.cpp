@@ -36,12 +36,14 @@ void Core::arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi) {
       // A port's load: its queued bytes plus the packet on its wire (the maximum for an uncabled or dead port).
       const std::uint32_t t = sw.tx_of_port[q - 1];
       if (t == kNil) return ~std::uint64_t{0};
-      const Tx& o = *txs[t];
+      const Tx* x = txs[t];
+      if (x == nullptr) return std::uint64_t{0}; // never used: nothing queued, not busy (faults make all)
+      const Tx& o = *x;
       if (o.down) [[unlikely]] return ~std::uint64_t{0}; // a dead port: the switch sees its state at once
       return o.queued_bytes + (o.busy ? pool[o.current].wire : 0);
     });
     if (port == routing::kNoPort || sw.tx_of_port[port - 1] == kNil) throw_no_route(sw, p);
-    out = txs[sw.tx_of_port[port - 1]];
+    out = &tx_at(sw.tx_of_port[port - 1]);
   }
   enqueue_at_switch(s, in_port, pi, *out);
   if (out->queued_bytes > out->peak_queue) out->peak_queue = out->queued_bytes;
@@ -51,7 +53,7 @@ void Core::arrive_switch(std::uint32_t s, int in_port, std::uint32_t pi) {
 /// Dragonfly-style VL rule: a packet that crossed from a switch of another group moves up one VL.
 void Core::next_global_hop_vl(std::uint32_t s, int in_port, Packet& p) const {
   const Switch& sw = switches[s];
-  const topo::NodeId from = txs[sw.tx_of_port[in_port - 1]]->peer;
+  const topo::NodeId from = txs[sw.up_tx[in_port - 1]]->node; // (it sent the packet: materialised)
   const auto& fn = fabric.node(from);
   if ((fn.kind == topo::NodeKind::Switch || fn.kind == topo::NodeKind::Router) &&
       fn.group != fabric.node(sw.node).group && p.vl + 1 < cfg.num_vls)
