@@ -192,7 +192,7 @@ class ScenarioRunner {
   Time last_end_ = Time::zero(); // the last collective's completion: the run's duration for link utilization
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   std::uint64_t total_iters_ = 0, done_iters_ = 0;
-  nlohmann::json shortcut_report_ = {{"collectives", 0}, {"fallback", nlohmann::json::array()}};
+  nlohmann::json shortcut_report_ = {{"fallback", nlohmann::json::array()}}; // + counts at the end
 };
 
 flow::FlowEngine* ScenarioRunner::shortcut_engine() const {
@@ -504,7 +504,6 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
       std::string why;
       c.shortcut = RingShortcut::make(*plan, jr.layout, *fe, exec_opts_, why);
       if (c.shortcut) {
-        shortcut_report_["collectives"] = shortcut_report_["collectives"].get<std::uint64_t>() + 1;
         const auto net = c.shortcut->network_transfers(), nvl = c.shortcut->nvlink_transfers();
         return add(to_string(op), "ring", plan->protocol, plan->channels, net, nvl);
       }
@@ -671,7 +670,6 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
                                            ": flows of one HCA pair overlapped across steps (channels out of "
                                            "step); exact path from iteration " +
                                            std::to_string(jr.rep + 1));
-    shortcut_report_["collectives"] = shortcut_report_["collectives"].get<std::uint64_t>() - 1;
     coll.shortcut.reset();
     make_exact(jr, coll);
   }
@@ -750,13 +748,17 @@ RunResult ScenarioRunner::run() {
   }
   out_.engine = engine_->report();
   report_faults();
-  if (engine_kind_ == EngineKind::Flow && shortcut_report_["collectives"].get<std::uint64_t>() > 0) {
-    std::uint64_t cells = 0, pairs = 0;
+  if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps) {
+    // The collectives still on the shortcut at the end (a run-time fallback dropped its shortcut).
+    std::uint64_t n = 0, cells = 0, pairs = 0;
     for (const auto& jr : jobs_)
       for (const auto& c : jr.colls)
-        if (c.shortcut) cells += c.shortcut->cells(), pairs += c.shortcut->pairs();
-    shortcut_report_["evaluated_transfers"] = cells;
-    shortcut_report_["hca_pairs"] = pairs;
+        if (c.shortcut) ++n, cells += c.shortcut->cells(), pairs += c.shortcut->pairs();
+    shortcut_report_["collectives"] = n;
+    if (n > 0) {
+      shortcut_report_["evaluated_transfers"] = cells;
+      shortcut_report_["hca_pairs"] = pairs;
+    }
   }
   if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps)
     out_.engine.extra["symmetric_steps"] = shortcut_report_;
