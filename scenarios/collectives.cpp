@@ -111,6 +111,9 @@ class Builder {
   std::int32_t channel_rail(std::uint32_t c) const { return static_cast<std::int32_t>(c % nics_); }
   std::int32_t gpu_rail(std::uint32_t local) const { return static_cast<std::int32_t>(local % nics_); }
   TransferDag take() { return std::move(dag_); }
+  Time intra_delay() const { return intra_delay_; }
+  Time net_delay() const { return net_delay_; }
+  Time launch_latency() const { return dag_.launch_latency; }
 
   /// The cut for `proto_`: Simple uses `default_simple_chunk` and, with `two_step_slices` (ring AllReduce,
   /// AllGather, ReduceScatter, halving-doubling: SLICESTEPS = 2), 2 slices per chunk and a window of 4;
@@ -807,7 +810,9 @@ std::optional<RingPlan> ring_plan(const CollectiveSpec& s) {
   p.grain = k.grain;
   p.slices_per_chunk = k.slices_per_chunk;
   p.window = k.window;
-  p.step_overhead = s.step_overhead;
+  p.step_overhead = b.intra_delay();
+  p.net_step_overhead = b.net_delay();
+  p.launch_latency = b.launch_latency();
   for (std::uint32_t c = 0; c < p.channels; ++c) {
     p.orders.push_back(ring_order(s.ranks, s.gpus_per_node, c));
     p.rails.push_back(b.channel_rail(c));

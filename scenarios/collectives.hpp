@@ -126,7 +126,9 @@ std::uint64_t wire_bytes(std::uint64_t data_bytes, const std::string& protocol);
 /// loop_bytes(), chunk j of channel c has chunk_size(); at step s position p of channel c sends chunk
 /// (p - s) mod ranks to position p + 1 as slices_of(size) transfers of wire(slice) bytes each, each after the
 /// same slice one step earlier one position back (step 0: after everything delivered to p in the previous
-/// loop), the transfer `window` earlier on its connection and step_overhead.
+/// loop), the transfer `window` earlier on its connection and step_overhead (net_step_overhead for a
+/// transfer between nodes); every rank starts launch_latency after it is ready (DagExecutor::start).
+/// These three include NCCL's software costs when the cost model is on, as the DAG's transfers do.
 struct RingPlan {
   CollOp op = CollOp::AllReduce;
   std::string protocol; ///< "simple", "ll128", "ll"
@@ -134,7 +136,9 @@ struct RingPlan {
   std::uint64_t bytes = 0; ///< AllReduce: the buffer; AllGather / ReduceScatter: the per-rank part
   std::uint64_t chunk = 0, slice = 0, grain = 1;
   std::uint32_t slices_per_chunk = 1, window = 0;
-  Time step_overhead;
+  Time step_overhead;     ///< per transfer inside a node (TransferDag local_delay)
+  Time net_step_overhead; ///< per transfer between nodes
+  Time launch_latency;    ///< per execution, before a rank's first transfer
   std::vector<std::vector<std::uint32_t>> orders; ///< per channel: ring position -> rank
   std::vector<std::int32_t> rails;                ///< per channel
 

@@ -143,9 +143,12 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
   const std::uint32_t nr = pl.ranks, nc = pl.channels, spc = pl.slices_per_chunk, W = pl.window;
   const std::size_t E = std::size_t{nc} * nr;
   const std::int64_t now = now_t.count_ps();
-  const std::int64_t local = pl.step_overhead.count_ps();
+  const std::int64_t local = pl.step_overhead.count_ps(), net_local = pl.net_step_overhead.count_ps();
   std::vector<std::int64_t> ready(nr, now);
   for (std::uint32_t r = 0; r < nr && r < ready_in.size(); ++r) ready[r] = ready_in[r].count_ps();
+  // DagExecutor::start: every rank waits the launch latency (NCCL's base cost) after it is ready.
+  if (const std::int64_t launch = pl.launch_latency.count_ps(); launch > 0)
+    for (auto& r : ready) r = std::max(r, now) + launch;
   const bool first_run = !counted_;
   // The same start offsets as the previous execution: the same execution shifted in time.
   std::vector<std::int64_t> key(nr);
@@ -192,7 +195,8 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
     const std::uint64_t rem = pl.bytes - grid, real = pl.real_chunk(rem);
     const std::vector<std::int64_t> start_lr = lr;
     for (std::uint32_t s = 0; s < nsteps; ++s) {
-      // Posts (DagExecutor::release): dependencies' deliveries + step_overhead, not before the rank is ready.
+      // Posts (DagExecutor::release): dependencies' deliveries + the step overhead (between nodes: the net
+      // one), not before the rank is ready.
       for (std::uint32_t c = 0; c < nc; ++c) {
         if (chan_mult_[c] == 0) continue; // a twin of an earlier channel
         const auto& order = pl.orders[c];
@@ -212,7 +216,7 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
               dep = prev[back * spc + q];
             if (win_count[e] + q >= W) dep = std::max(dep, win[e * W + (win_count[e] + q) % W]);
             const std::int64_t base = dep == kNoTime ? now : dep;
-            post[e * spc + q] = std::max(base + local, ready[order[p]]);
+            post[e * spc + q] = std::max(base + (edge_pair_[e] >= 0 ? net_local : local), ready[order[p]]);
           }
         }
       }

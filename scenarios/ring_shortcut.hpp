@@ -12,7 +12,8 @@
 // (step, channel, position, slice) without building the DAG or starting SimGrid actions:
 //   post      = max(deliveries it depends on (same slice one step earlier one position back; the transfer
 //               `window` earlier on its connection; at step 0 of a later loop everything delivered to the
-//               position before) + step_overhead, the rank's ready time)      [DagExecutor::release]
+//               position before) + step_overhead (net_step_overhead between nodes), the rank's ready
+//               time + launch_latency)                                          [DagExecutor::release]
 //   network   bandwidth phase from max(post, the QP's previous bandwidth-phase end), processor-shared with
 //             the pair's other active flows (C/m each); delivered delay later, in QP order   [FlowEngine]
 //   NVLink    first come first served on the source GPU's egress (bytes / NVLink rate), + NVLink latency

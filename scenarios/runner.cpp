@@ -200,10 +200,10 @@ flow::FlowEngine* ScenarioRunner::shortcut_engine() const {
   if (s_.jobs.size() != 1 || !s_.background.empty() || w_.profile || s_.max_sim_time_ms > 0 ||
       opt_.trace_limit > 0 || s_.jobs[0].workload.loop)
     return nullptr;
-  // What the shortcut's recurrence does not model: NCCL's software costs in the DAG, the variability model
-  // (launch delays, stragglers' later posts), timed faults and bit errors, and segmented runs (their
-  // iteration counts belong to the exact path). A point's progress line does not move while it runs.
-  if (s_.nccl_costs || !var_.empty() || !w_.timed_faults.empty() || !w_.packet.link_bit_error_rate.empty() ||
+  // What the shortcut's recurrence does not model: the variability model (launch delays, stragglers' later
+  // posts), timed faults and bit errors, and segmented runs (their iteration counts belong to the exact
+  // path). NCCL's software costs are in its RingPlan. A point's progress line does not move while it runs.
+  if (!var_.empty() || !w_.timed_faults.empty() || !w_.packet.link_bit_error_rate.empty() ||
       !opt_.iterations.empty())
     return nullptr;
   auto* fe = dynamic_cast<flow::FlowEngine*>(engine_.get());

@@ -114,10 +114,10 @@ Schema build_schema() {
   add("nvlink.bandwidth_gbps", K::Double, "Gb/s", 3600.0,
       "Intra-node GPU-to-GPU bandwidth per direction (H100 NVLink 4: 450 GB/s).", {}, 1e-3, 1e6);
   add("nvlink.latency_us", K::Double, "us", 0.7, "Latency of one intra-node copy.", {}, 0, 1e6);
-  add("nccl.costs", K::Bool, "", false,
+  add("nccl.costs", K::Bool, "", true,
       "Charge NCCL's software costs per collective (base latency) and per step (intra- and inter-node) "
-      "from its tuning constants of nccl.version (docs/collectives.md, \"NCCL cost model\"); a profile "
-      "with an nccl section turns them on too.");
+      "from its tuning constants of nccl.version (docs/collectives.md, \"NCCL cost model\"); false = "
+      "the network alone (closed-form checks); a profile with an nccl section turns them on too.");
   add("nccl.version", K::String, "", "",
       "NCCL release whose tuning constants the cost model and, with it on, the tuning model use (e.g. "
       "2.26.2; the newest table entry not newer is taken); \"\" = 2.20.3. Without the cost model the "

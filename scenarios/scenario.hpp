@@ -119,7 +119,7 @@ struct Scenario {
   double nvlink_gbps = 3600;
   double nvlink_latency_us = 0.7;
   double max_sim_time_ms = 0; ///< 0: no limit
-  bool nccl_costs = false;    ///< NCCL's software costs in the DAGs (scenarios/nccl_cost.hpp)
+  bool nccl_costs = true;     ///< NCCL's software costs in the DAGs (scenarios/nccl_cost.hpp)
   std::string nccl_version;   ///< "" = the tuning model's reference (2.20.3)
   std::uint32_t segment_iterations =
       0; ///< 0: one run; else segments of this many iterations (analysis/segments.hpp)

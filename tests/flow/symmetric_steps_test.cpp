@@ -34,6 +34,7 @@ struct Shape {
   std::string op = "allreduce", size = "4M", placement = "linear", protocol = "simple";
   int channels = 0;
   std::string hosts; ///< explicit placement
+  bool costs = false; ///< nccl.costs
 };
 
 J scenario(const Shape& sh) {
@@ -70,8 +71,9 @@ struct Outcome {
 Outcome run(const Shape& sh, bool symmetric) {
   const J doc = scenario(sh);
   const J out = J::parse(run_in_child_process([&] {
-    const auto s =
-        make_scenario(doc, "t", "", {std::string("flow.symmetric_steps=") + (symmetric ? "true" : "false")});
+    const auto s = make_scenario(doc, "t", "",
+                                 {std::string("flow.symmetric_steps=") + (symmetric ? "true" : "false"),
+                                  std::string("nccl.costs=") + (sh.costs ? "true" : "false")});
     const auto r = run_scenario(s);
     J o;
     o["samples"] = r.collectives.at(0).samples_us;
@@ -129,6 +131,23 @@ TEST_CASE(
   sh.nodes = 6;
   sh.size = "48M"; // 6 ranks x 2 channels x 2 MiB per loop: 2 loops; 2 slices per chunk
   check_against_exact(sh, 1e-6);
+}
+
+TEST_CASE("symmetric steps: NCCL's software costs (launch, intra- and inter-node step costs) as the DAG's") {
+  // The cost model puts a launch latency before every rank's first transfer and a per-transfer cost that
+  // differs inside a node and between nodes: g = 1 (all steps between nodes) and g = 8 (both kinds).
+  Shape sh;
+  sh.fabric = tree(2, 8, 32, "1:1");
+  sh.nodes = 16;
+  sh.costs = true;
+  sh.size = "1M";
+  check_against_exact(sh, 1e-6);
+  sh.nodes = 4;
+  sh.gpus = 8;
+  sh.nics = 8;
+  sh.channels = 8;
+  sh.size = "16M";
+  check_against_exact(sh, 0.01);
 }
 
 TEST_CASE("symmetric steps: AllGather and ReduceScatter, LL128, one channel, equal the exact path") {
