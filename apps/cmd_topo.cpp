@@ -11,6 +11,7 @@
 #include "topology/generators.hpp"
 #include "topology/ibnetdiscover.hpp"
 #include "topology/rail_optimized.hpp"
+#include "topology/switch_models.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -38,22 +39,22 @@ void emit_fabric_json(const topo::Fabric& f, const std::string& out_path) {
 struct FatTreeOpts {
   int tiers = 2, radix = 64, rails = 1;
   std::optional<int> leaf_ports;
-  std::string hosts, ratios = "1:1", rate = "NDR", cables, out = "-";
+  std::string hosts, ratios = "1:1", rate = "NDR", cables, out = "-", switch_model;
   std::int64_t max_hosts = topo::kDefaultMaxHosts;
 };
 struct RailOpts {
   std::int64_t nodes = 32;
   int nics = 8, su_nodes = 32, radix = 64, tiers = 0, pod_sus = 0, planes = 1, ufm_ports = 0;
-  std::string ratios = "1:1", rate = "NDR", cables, out = "-";
+  std::string ratios = "1:1", rate = "NDR", cables, out = "-", switch_model;
 };
 struct DragonflyOpts {
   std::optional<int> a, p, h, g; ///< not given: filled to a balanced dragonfly
-  std::string arrangement = "absolute", rate = "NDR", out = "-";
+  std::string arrangement = "absolute", rate = "NDR", out = "-", switch_model;
   std::int64_t max_hosts = topo::kDefaultMaxHosts;
 };
 struct KaryOpts {
   int k = 4, n = 2;
-  std::string rate = "NDR", out = "-";
+  std::string rate = "NDR", out = "-", switch_model;
   std::int64_t max_hosts = topo::kDefaultMaxHosts;
 };
 
@@ -76,6 +77,18 @@ struct IoOpts {
   bool json = false;
 };
 
+/// --switch-model on every generator (topology/switch_models.hpp).
+void add_switch_model_option(CLI::App* c, std::string& v) {
+  c->add_option("--switch-model", v,
+                "switch model whose port-to-port latency the engines charge: " + topo::switch_model_ids() +
+                    " (or a part number: qm9700, sn4600, ...); per tier: leaf=MODEL,spine=MODEL,core=MODEL "
+                    "(default: none, the engine's switch_latency_ns)");
+}
+topo::Fabric with_switch_model(topo::Fabric f, const std::string& model) {
+  if (!model.empty()) topo::apply_switch_models(f, model, "--switch-model");
+  return f;
+}
+
 void add_generate(CLI::App& topo) {
   auto* gen = topo.add_subcommand("generate", "Generate a fabric (fat-tree, rail-optimized, kary-ntree, dragonfly) as JSON.");
   gen->require_subcommand(1);
@@ -96,6 +109,7 @@ void add_generate(CLI::App& topo) {
   c->add_option("--cable-m", ft->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
   c->add_option("-o,--output", ft->out, "output file ('-' = stdout)")->capture_default_str();
   c->add_option("--max-hosts", ft->max_hosts, kMaxHostsHelp)->capture_default_str();
+  add_switch_model_option(c, ft->switch_model);
   c->callback([ft] {
     topo::FatTreeParams p;
     p.tiers = ft->tiers;
@@ -108,7 +122,7 @@ void add_generate(CLI::App& topo) {
     p.rails = ft->rails;
     p.speed = topo::parse_link_speed(ft->rate, "--rate");
     if (!ft->cables.empty()) p.cables = topo::parse_cable_lengths(ft->cables, "--cable-m");
-    emit_fabric_json(topo::build_fat_tree(p), ft->out);
+    emit_fabric_json(with_switch_model(topo::build_fat_tree(p), ft->switch_model), ft->out);
   });
 
   auto ro = std::make_shared<RailOpts>();
@@ -135,6 +149,7 @@ void add_generate(CLI::App& topo) {
   c->add_option("--rate", ro->rate, "link rate: HDR, NDR, XDR, NDR200, 400Gbps")->capture_default_str();
   c->add_option("--cable-m", ro->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
   c->add_option("-o,--output", ro->out, "output file ('-' = stdout)")->capture_default_str();
+  add_switch_model_option(c, ro->switch_model);
   c->callback([ro] {
     topo::RailOptimizedParams p;
     if (ro->nodes < 1) throw InputError("--nodes must be at least 1, got " + std::to_string(ro->nodes));
@@ -149,7 +164,7 @@ void add_generate(CLI::App& topo) {
     p.ufm_ports = ro->ufm_ports;
     p.speed = topo::parse_link_speed(ro->rate, "--rate");
     if (!ro->cables.empty()) p.cables = topo::parse_cable_lengths(ro->cables, "--cable-m");
-    emit_fabric_json(topo::build_rail_optimized(p), ro->out);
+    emit_fabric_json(with_switch_model(topo::build_rail_optimized(p), ro->switch_model), ro->out);
   });
 
   auto ky = std::make_shared<KaryOpts>();
@@ -160,6 +175,7 @@ void add_generate(CLI::App& topo) {
   c->add_option("--rate", ky->rate, "link rate")->capture_default_str();
   c->add_option("-o,--output", ky->out, "output file ('-' = stdout)")->capture_default_str();
   c->add_option("--max-hosts", ky->max_hosts, kMaxHostsHelp)->capture_default_str();
+  add_switch_model_option(c, ky->switch_model);
   c->callback([ky] {
     topo::KaryNTreeParams p;
     check_max_hosts(ky->max_hosts);
@@ -167,7 +183,7 @@ void add_generate(CLI::App& topo) {
     p.k = ky->k;
     p.n = ky->n;
     p.speed = topo::parse_link_speed(ky->rate, "--rate");
-    emit_fabric_json(topo::build_kary_ntree(p), ky->out);
+    emit_fabric_json(with_switch_model(topo::build_kary_ntree(p), ky->switch_model), ky->out);
   });
 
   auto df = std::make_shared<DragonflyOpts>();
@@ -183,6 +199,7 @@ void add_generate(CLI::App& topo) {
   c->add_option("--rate", df->rate, "link rate")->capture_default_str();
   c->add_option("-o,--output", df->out, "output file ('-' = stdout)")->capture_default_str();
   c->add_option("--max-hosts", df->max_hosts, kMaxHostsHelp)->capture_default_str();
+  add_switch_model_option(c, df->switch_model);
   c->callback([df] {
     topo::DragonflyParams p;
     p.a = at_least(df->a, 1, "--a");
@@ -193,7 +210,7 @@ void add_generate(CLI::App& topo) {
     p.max_hosts = df->max_hosts;
     p.arrangement = topo::parse_arrangement(df->arrangement, "--arrangement");
     p.speed = topo::parse_link_speed(df->rate, "--rate");
-    emit_fabric_json(topo::build_dragonfly(p), df->out);
+    emit_fabric_json(with_switch_model(topo::build_dragonfly(p), df->switch_model), df->out);
   });
 }
 
@@ -209,6 +226,7 @@ void add_import(CLI::App& topo) {
     refuse_output_equal_to_input(o->out, {o->input}, "-o");
     auto r = topo::import_ibnetdiscover_file(o->input);
     for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
+    for (const auto& n : r.notes) std::cerr << "note: " << n << "\n";
     emit_fabric_json(r.fabric, o->out);
   });
 }

@@ -509,6 +509,10 @@ void apply(const Profile& p, pkt::PacketConfig& cfg) {
   cfg.nic_tx_latency = p.nic_tx_latency;
   cfg.nic_rx_latency = p.nic_rx_latency;
   cfg.switch_latency = p.switch_latency;
+  // A measured (or explicitly given) switch latency is the one of the switch the profile was measured
+  // through: it replaces the catalog's per-model values; an assumed generation default does not.
+  cfg.switch_latency_from_model =
+      p.switch_latency_source != "fitted" && p.switch_latency_source != "assumed (--switch-latency-ns)";
   cfg.mtu_bytes = p.mtu_bytes;
   cfg.link_layer = p.link_layer;
   cfg.header_bytes = p.header_bytes;

@@ -58,6 +58,9 @@ struct Node {
   int group = -1;          ///< dragonfly group or fat-tree pod; -1 if none
   int lid = 0;             ///< base LID, 0 when unknown
   std::string description; ///< NodeDescription as ibnetdiscover shows it (may be empty)
+  /// Switches: the catalog id of the switch model (topology/switch_models.hpp), empty when unknown. Both
+  /// engines charge this model's port-to-port latency for the switch; without one, the engine's default.
+  std::string switch_model;
 };
 
 struct PortRef {

@@ -4,6 +4,7 @@
 #include "sim/error.hpp"
 #include "sim/json_text.hpp"
 #include "topology/generators.hpp"
+#include "topology/switch_models.hpp"
 
 #include <algorithm>
 #include <array>
@@ -45,6 +46,7 @@ template <typename J> J node_to_json(const Node& n) {
   j["group"] = n.group;
   j["lid"] = n.lid;
   j["description"] = n.description;
+  if (!n.switch_model.empty()) j["switch_model"] = n.switch_model; // written only when set
   return j;
 }
 
@@ -174,8 +176,9 @@ std::optional<NodeKind> parse_kind(const std::string& s) {
 constexpr std::array<std::string_view, 6> kTopKeys{"schema", "schema_version", "name",
                                                    "origin", "nodes",          "links"};
 constexpr std::array<std::string_view, 4> kTopRequired{"schema", "schema_version", "nodes", "links"};
-constexpr std::array<std::string_view, 10> kNodeKeys{"kind", "name",  "guid",  "radix", "tier",
-                                                     "host", "plane", "group", "lid",   "description"};
+constexpr std::array<std::string_view, 11> kNodeKeys{"kind", "name",  "guid",  "radix",       "tier",
+                                                     "host", "plane", "group", "lid",         "description",
+                                                     "switch_model"};
 constexpr std::array<std::string_view, 4> kNodeRequired{"kind", "name", "radix", "tier"};
 constexpr std::array<std::string_view, 6> kLinkKeys{"a", "b", "speed", "length_m", "medium", "latency_ps"};
 constexpr std::array<std::string_view, 3> kLinkRequired{"a", "b", "speed"};
@@ -212,6 +215,14 @@ Node read_node(const Reader& r, const nlohmann::json& j, const std::string& path
   if (j.contains("lid"))
     n.lid = static_cast<int>(r.get_int(j, path, "lid", 0, kMaxLid, "an integer in 0..49151 (unicast LIDs)"));
   if (j.contains("description")) n.description = r.get_string(j, path, "description");
+  if (j.contains("switch_model")) {
+    const std::string& m = r.get_string(j, path, "switch_model");
+    const SwitchModel* sm = find_switch_model(m);
+    if (!sm)
+      r.fail(Reader::field(path, "switch_model"),
+             "unknown switch model '" + m + "' (known: " + switch_model_ids() + ")");
+    n.switch_model = sm->id;
+  }
   return n;
 }
 

@@ -5,6 +5,7 @@
 #include "topology/build_helpers.hpp"
 #include "topology/port_split.hpp"
 #include "topology/rail_optimized.hpp"
+#include "topology/switch_models.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -572,14 +573,29 @@ class Params {
   std::string gen_;
 };
 
+/// Every generator takes `switch-model` besides its own keys: the catalog model of its switches, "quantum-2"
+/// or per tier "leaf=spectrum-3,spine=spectrum-4" (topology/switch_models.hpp); the switches name none
+/// without it (the engines' default latency).
+GeneratorFactory with_switch_model(const std::string& gen, GeneratorFactory build) {
+  return [gen, build](const std::map<std::string, std::string>& kv) {
+    auto it = kv.find("switch-model");
+    if (it == kv.end()) return build(kv);
+    std::map<std::string, std::string> rest = kv;
+    rest.erase("switch-model");
+    Fabric f = build(rest);
+    apply_switch_models(f, it->second, gen + " switch-model");
+    return f;
+  };
+}
+
 } // namespace
 
 Registry<GeneratorFactory> builtin_generators() {
   Registry<GeneratorFactory> reg("topology generator");
   reg.add("fat-tree",
           "2- or 3-tier folded Clos; keys: tiers, radix, leaf-ports, hosts, oversubscription, rails, rate, "
-          "cable-m, max-hosts",
-          [](const std::map<std::string, std::string>& kv) {
+          "cable-m, max-hosts, switch-model",
+          with_switch_model("fat-tree", [](const std::map<std::string, std::string>& kv) {
             Params ps(kv, "fat-tree",
                       {"tiers", "radix", "leaf-ports", "hosts", "oversubscription", "rails", "rate",
                        "cable-m", "max-hosts"});
@@ -595,14 +611,18 @@ Registry<GeneratorFactory> builtin_generators() {
             if (auto c = ps.get("cable-m")) p.cables = parse_cable_lengths(*c, "fat-tree cable-m");
             p.max_hosts = ps.max_hosts();
             return build_fat_tree(p);
-          });
+          }));
   reg.add(
       "rail-optimized",
       "SuperPOD-style rails: NIC i of every node of a scalable unit on leaf i of that SU; keys: nodes, "
-      "nics-per-node, su-nodes, radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m",
-      [](const std::map<std::string, std::string>& kv) { return build_rail_optimized_from_params(kv); });
-  reg.add("kary-ntree", "k-ary n-tree (k^n hosts, n levels of 2k-port switches); keys: k, n, rate, max-hosts",
-          [](const std::map<std::string, std::string>& kv) {
+      "nics-per-node, su-nodes, radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m, "
+      "switch-model",
+      with_switch_model("rail-optimized", [](const std::map<std::string, std::string>& kv) {
+        return build_rail_optimized_from_params(kv);
+      }));
+  reg.add("kary-ntree",
+          "k-ary n-tree (k^n hosts, n levels of 2k-port switches); keys: k, n, rate, max-hosts, switch-model",
+          with_switch_model("kary-ntree", [](const std::map<std::string, std::string>& kv) {
             Params ps(kv, "kary-ntree", {"k", "n", "rate", "max-hosts"});
             KaryNTreeParams p;
             p.k = ps.integer("k", 4);
@@ -610,10 +630,10 @@ Registry<GeneratorFactory> builtin_generators() {
             p.speed = ps.speed();
             p.max_hosts = ps.max_hosts();
             return build_kary_ntree(p);
-          });
+          }));
   reg.add("dragonfly",
-          "dragonfly groups of all-to-all routers; keys: a, p, h, g, arrangement, rate, max-hosts",
-          [](const std::map<std::string, std::string>& kv) {
+          "dragonfly groups of all-to-all routers; keys: a, p, h, g, arrangement, rate, max-hosts, switch-model",
+          with_switch_model("dragonfly", [](const std::map<std::string, std::string>& kv) {
             Params ps(kv, "dragonfly", {"a", "p", "h", "g", "arrangement", "rate", "max-hosts"});
             DragonflyParams p;
             p.a = ps.integer("a", 0);
@@ -625,7 +645,7 @@ Registry<GeneratorFactory> builtin_generators() {
             p.speed = ps.speed();
             p.max_hosts = ps.max_hosts();
             return build_dragonfly(p);
-          });
+          }));
   return reg;
 }
 

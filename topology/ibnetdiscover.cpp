@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "topology/ibnetdiscover_parse.hpp"
+#include "topology/switch_models.hpp"
 
 namespace ibn::topo {
 namespace {
@@ -280,6 +281,12 @@ std::size_t count_components(const Fabric& f, std::size_t& largest) {
   return comps;
 }
 
+std::string fmt_ns(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", ns);
+  return buf;
+}
+
 /// Default NodeDescriptions of unconfigured adapters ("MT25408 ConnectX Mellanox Technologies") say nothing
 /// about the server.
 bool default_ca_description(std::string_view desc) {
@@ -465,6 +472,32 @@ ImportResult Builder::run() {
   if (comps > 1)
     warn("fabric is not connected: " + std::to_string(comps) + " connected components (largest has " +
          std::to_string(largest) + " of " + std::to_string(f.num_nodes()) + " nodes)");
+
+  // Switch models from the NodeDescriptions (topology/switch_models.hpp): a switch whose description names
+  // no known model keeps none and pays the engine's switch latency (the generation default).
+  std::map<std::string, std::size_t> inferred;
+  std::size_t unknown = 0;
+  std::string unknown_example;
+  for (NodeId i = 0; i < f.num_nodes(); ++i) {
+    Node& node = f.mutable_node(i);
+    if (!forwards(node.kind)) continue;
+    if (const SwitchModel* m = infer_switch_model(node.description)) {
+      node.switch_model = m->id;
+      ++inferred[m->id];
+    } else if (unknown++ == 0) {
+      unknown_example = node.description.empty() ? node.name : node.description;
+    }
+  }
+  for (const auto& [id, count] : inferred)
+    out.notes.push_back(src_ + ": " + std::to_string(count) + " switch(es) identified as " + id +
+                        " from their description (port-to-port latency " +
+                        fmt_ns(find_switch_model(id)->latency_ns) + " ns)");
+  if (unknown > 0)
+    out.notes.push_back(src_ + ": " + std::to_string(unknown) +
+                        " switch(es) name no known model in their description (e.g. '" + unknown_example +
+                        "'; known: " + switch_model_ids() +
+                        "): they use the engine's switch latency, the link generation's default where the "
+                        "front-end picks one (perftest --fabric), else packet.switch_latency_ns");
 
   f.name = src_;
   f.origin = nlohmann::json{{"importer", "ibnetdiscover"},

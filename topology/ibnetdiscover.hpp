@@ -77,6 +77,9 @@ namespace ibn::topo {
 struct ImportResult {
   Fabric fabric;
   std::vector<std::string> warnings; ///< each "FILE:LINE: text" or "FILE: text"
+  /// "FILE: text": what was inferred, not a problem (switch models read from the descriptions, or that
+  /// none could be; topology/switch_models.hpp).
+  std::vector<std::string> notes;
 };
 
 ImportResult import_ibnetdiscover(std::istream& in, const std::string& source);

@@ -62,6 +62,7 @@ nlohmann::json FlowConfig::to_json() const {
           {"reth_bytes", reth_bytes},
           {"header_efficiency", header_efficiency()},
           {"switch_latency_ns", switch_latency.to_ns()},
+          {"switch_latency_from_model", switch_latency_from_model},
           {"fec_latency_ns", fec_latency.to_ns()},
           {"nic_tx_latency_ns", nic_tx_latency.to_ns()},
           {"nic_rx_latency_ns", nic_rx_latency.to_ns()},
@@ -395,9 +396,7 @@ struct FlowEngine::Impl {
                        std::log1p(-std::min(cfg.link_bit_error_rate[l], 0.5)));
       for (int dir = 0; dir < 2; ++dir) {
         const topo::NodeId from = dir == 0 ? link.a.node : link.b.node;
-        const topo::NodeKind kind = fabric.node(from).kind;
-        const Time lat =
-            cfg.link_latency(link, kind == topo::NodeKind::Switch || kind == topo::NodeKind::Router);
+        const Time lat = cfg.link_latency(link, fabric.node(from)); // + the switch's own model latency
         sg::Link* sl = z->create_link("l" + std::to_string(l) + (dir == 0 ? "+" : "-"), bw);
         sl->set_latency(to_seconds(lat)); // what Host::route_to reports; flows get no SimGrid latency
         const std::size_t d = 2 * l + static_cast<std::size_t>(dir);

@@ -151,6 +151,7 @@ void Core::materialise_all() {
   tx.peer = peer.node;
   tx.peer_port = peer.port;
   tx.peer_is_switch = switch_of_node[peer.node] != kNil;
+  tx.peer_switch_latency = tx.peer_is_switch ? cfg.switch_latency_of(fabric.node(peer.node)) : Time::zero();
   tx.peer_owner = tx.peer_is_switch ? switch_of_node[peer.node] : hca_of_node[peer.node];
   const std::uint32_t buffer = tx.peer_is_switch ? cfg.switch_buffer_bytes : cfg.hca_buffer_bytes;
   std::fill(tx.credits.begin(), tx.credits.begin() + cfg.num_vls,

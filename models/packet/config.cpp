@@ -117,7 +117,13 @@ std::vector<PacketKnob> make_knobs() {
                                    "Extra on the first packet of an RDMA WRITE and on a READ request."),
       integer_knob<&C::ack_payload_bytes>("ack_payload_bytes", "bytes", 0, kU32Max, "AETH on ACK/NAK packets."),
       time_ns_knob<&C::switch_latency>("switch_latency_ns",
-                                       "Cut-through port-to-port latency (NDR 200, HDR 130, EDR 90)."),
+                                       "Cut-through port-to-port latency of a switch that names no model (NDR "
+                                       "200, HDR 130, EDR 90)."),
+      {"switch_latency_from_model", KnobKind::Bool, "", 0, 0,
+       "A switch whose fabric node names a catalog model (switch_model) pays that model's latency; false: "
+       "switch_latency_ns for every switch.",
+       {}, [](const C& c) -> J { return c.switch_latency_from_model; },
+       [](C& c, const J& v, const std::string&) { c.switch_latency_from_model = v.get<bool>(); }},
       time_ns_knob<&C::fec_latency>("fec_latency_ns", "Extra per-hop latency of FEC, added to every cable."),
       time_ns_knob<&C::nic_tx_latency>("nic_tx_latency_ns", "From a post to the first packet leaving the HCA."),
       time_ns_knob<&C::nic_rx_latency>("nic_rx_latency_ns",

@@ -117,6 +117,8 @@ std::uint32_t Core::select_hca(Tx& tx) {
     if (responder) {
       if (qp.reads.empty())
         done = true;
+      else if (qp.reads.front().ready > now) // the request is still being processed
+        wake = std::min(wake, qp.reads.front().ready);
       else
         pi = make_read_response(q, tx);
     } else {
@@ -390,12 +392,21 @@ void Core::on_timeout(std::uint32_t q) {
   rewind(q, qp.una);
 }
 
+/// The responder processes the request as an HCA processes any message: its receive path (nic_rx) takes the
+/// request in, its transmit path (nic_tx) starts the response; the first response packet may leave
+/// read_responder_latency() after the request arrived. Alone on an idle path a READ of S bytes thus takes
+///   requester nic_tx + request one-way (cables, switches, request wire) + nic_rx + nic_tx (responder)
+///   + response one-way (cables, switches, S + headers) + requester nic_rx.
 void Core::on_read_request(HcaIndex h, const Packet& p) {
   Qp& qp = qps[p.qp];
   const Msg& m = msgs[p.msg];
-  qp.reads.push_back({p.msg, m.rec.spec.bytes, 0});
+  const Time ready = sim.now() + cfg.read_responder_latency();
+  qp.reads.push_back({p.msg, m.rec.spec.bytes, 0, ready});
   activate(h, p.qp, true);
-  kick(tx_at(hcas[h].tx));
+  if (ready > sim.now())
+    pacer_of(h).request(ready);
+  else
+    kick(tx_at(hcas[h].tx));
 }
 
 void Core::on_read_response(const Packet& p) {

@@ -121,9 +121,10 @@ void Core::start_tx(Tx& tx, std::uint32_t pi) {
     const double u = static_cast<double>(ber_rng->next_u64() >> 11) * 0x1.0p-53;
     if (u >= ok) p.corrupted = true;
   }
-  // Cut-through: a switch may forward the head switch_latency after it arrived (common::DeviceKnobs: one
-  // switch latency per switch, charged here on arrival; tx.prop = cable_latency); an HCA takes the tail.
-  const Time deliver = tx.peer_is_switch ? now + tx.prop + cfg.switch_latency : end + tx.prop;
+  // Cut-through: a switch may forward the head its latency after it arrived (common::DeviceKnobs: one
+  // switch latency per switch, its model's, charged here on arrival; tx.prop = cable_latency); an HCA takes
+  // the tail.
+  const Time deliver = tx.peer_is_switch ? now + tx.prop + tx.peer_switch_latency : end + tx.prop;
   p.tail = end + tx.prop;
   tx.sent_packets++;
   tx.sent_bytes += p.wire;

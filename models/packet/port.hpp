@@ -78,6 +78,7 @@ struct alignas(64) Tx : Component {
   std::uint64_t queued_packets = 0;
   std::uint64_t queued_bytes = 0;
   Time prop;
+  Time peer_switch_latency; ///< the peer switch's port-to-port latency (DeviceKnobs::switch_latency_of); 0 for an HCA
   std::uint64_t ps_per_byte = 0; ///< 8e12 / rate when that is a whole number (then no carry), else 0
   // Line 2: what the peer touches when it returns credits.
   DelayLine creditq; ///< (arrival time here, VL, credits)

@@ -32,6 +32,7 @@ struct ReadWork {
   std::uint32_t msg = 0;
   std::uint64_t remaining = 0;
   std::uint32_t sent_pkts = 0;
+  Time ready; ///< when the responder may send the first response packet (DeviceKnobs::read_responder_latency)
 };
 
 /// What the responder makes of an arriving data packet's PSN (RcQp::receive).
