@@ -334,8 +334,12 @@ RankTree rank_tree(std::uint32_t ranks, std::uint32_t gpn, std::uint32_t channel
 void tree_allreduce(Builder& b, const Cut& k) {
   const std::uint32_t n = b.n(), nc = b.channels();
   const std::uint64_t bytes = b.spec().size_bytes;
+  // NCCL doubles the tree graph's channels: channel c < h (h = ceil(C/2)) runs tree 0 and channel c + h the
+  // mirrored tree 1 over the same intra-node chain and NIC (graph channel c mod h). So every NIC carries both
+  // trees, leaf in one and inner node in the other, and the two trees' loads balance on it.
+  const std::uint32_t h = nc >= 2 ? (nc + 1) / 2 : 1;
   std::vector<RankTree> trees;
-  for (std::uint32_t c = 0; c < nc; ++c) trees.push_back(rank_tree(n, b.gpn(), c, c % 2));
+  for (std::uint32_t c = 0; c < nc; ++c) trees.push_back(rank_tree(n, b.gpn(), c % h, c / h));
   std::vector<TransferId> up(n), down(n), deps;
   for (std::uint64_t grid = 0; grid < bytes; grid += std::uint64_t{nc} * k.chunk) {
     const std::uint64_t rem = bytes - grid;
@@ -345,7 +349,7 @@ void tree_allreduce(Builder& b, const Cut& k) {
       const std::uint64_t sz = off >= rem ? 0 : std::min(real, rem - off);
       if (sz == 0) continue;
       const auto& t = trees[c];
-      const auto rail = b.channel_rail(c);
+      const auto rail = b.channel_rail(c % h);
       // Reduce up: a rank sends its partial sum once every child's partial sum of this chunk arrived.
       for (auto r : t.up_order) {
         for (auto ch : t.children[r]) deps.push_back(up[ch]);

@@ -203,6 +203,26 @@ TEST_CASE("double binary tree: shape, complementarity, depth") {
   }
 }
 
+TEST_CASE("tree AllReduce: NCCL's channel doubling puts both trees on every NIC") {
+  // 16 channels over 8 NICs per node: channel c < 8 runs tree 0, channel c + 8 the mirrored tree 1 on the
+  // same NIC (graph channel c). Every NIC that sends between nodes serves both trees, so the two trees'
+  // roles (leaf in one, inner node in the other) balance on it.
+  auto s = spec(CollOp::AllReduce, 64 * MiB, 32, 8, 8, "tree");
+  s.channels = 16;
+  const auto d = build_collective(s);
+  std::map<std::pair<std::uint32_t, std::int32_t>, std::set<std::uint32_t>> trees; // (node, rail) -> trees
+  for (const auto& t : d.transfers())
+    if (t.src / 8 != t.dst / 8) {
+      CHECK(t.rail == static_cast<std::int32_t>(t.channel % 8));
+      trees[{t.src / 8, t.rail}].insert(t.channel / 8);
+    }
+  CHECK(trees.size() == 4 * 8);
+  for (const auto& [nic, set] : trees) {
+    INFO("node " << nic.first << " rail " << nic.second);
+    CHECK(set.size() == 2);
+  }
+}
+
 TEST_CASE("tree AllReduce: bytes per rank and total, reduce before broadcast") {
   // 4 nodes x 2 GPUs, 2 NICs -> 4 channels (2 per tree); S a multiple of 4 channels x the chunk.
   const std::uint32_t n = 8, g = 2;
