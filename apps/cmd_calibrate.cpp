@@ -106,6 +106,7 @@ calib::NcclCostFit fit_nccl_section(const std::vector<std::string>& logs, const 
     v.iters = 2;
     v.warmup = 1;
     v.max_bytes = max_bytes;
+    v.sets.push_back("nccl.costs=false"); // the residual is what the network alone leaves unexplained
     const auto j = analysis::validate_nccl_tests(log, v);
     std::string log_version;
     for (const auto& r : j.at("runs"))

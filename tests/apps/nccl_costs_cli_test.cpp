@@ -22,7 +22,7 @@ double median_abs_error(const nlohmann::json& v) {
 }
 } // namespace
 
-TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section; validate uses it") {
+TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section, validate uses it") {
   const auto dir = ibn::test::scratch_dir("nccl-costs-fit");
   const auto profile = (dir / "p.json").string();
   auto r = ibn::test::run_cli("calibrate fit " + kSnellius + " --nccl-max-bytes 32K -o " + profile + " 2>&1");
@@ -45,7 +45,7 @@ TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section; validate 
   // The log names NCCL 2.22.3; validate passes it on. With the fitted profile the rows it was fitted on
   // come closer than without any cost (the fit's own data: a check of the wiring, not of prediction).
   const std::string base = "validate nccl-tests " + kSnellius + " --engine flow -n 1 --max-bytes 32K --json";
-  r = ibn::test::run_cli(base + " 2>/dev/null");
+  r = ibn::test::run_cli(base + " --set nccl.costs=false 2>/dev/null");
   REQUIRE(r.code == 0);
   const auto off = nlohmann::json::parse(r.out);
   CHECK(off.at("runs").at(0).at("nccl_version") == "2.22.3");
@@ -53,8 +53,8 @@ TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section; validate 
   REQUIRE(r.code == 0);
   const auto fitted = nlohmann::json::parse(r.out);
   CHECK(median_abs_error(fitted) < median_abs_error(off));
-  // nccl.costs=true without a profile charges the table's costs: every simulated time grows.
-  r = ibn::test::run_cli(base + " --set nccl.costs=true 2>/dev/null");
+  // The default (nccl.costs on) without a profile charges the table's costs: every simulated time grows.
+  r = ibn::test::run_cli(base + " 2>/dev/null");
   REQUIRE(r.code == 0);
   const auto on = nlohmann::json::parse(r.out);
   REQUIRE(on.at("rows").size() == off.at("rows").size());
