@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -108,4 +110,35 @@ TEST_CASE("validate nccl-tests: the version of a log run with NCCL_DEBUG=VERSION
   REQUIRE(v.at("runs").size() >= 2);
   CHECK(v.at("runs").at(0).at("nccl_version") == "2.26.2");
   CHECK(v.at("runs").at(1).at("nccl_version") == "2.26.2");
+}
+
+TEST_CASE(
+    "calibrate fit: a perftest report whose rows begin with '#' reads (no 'no perftest result table')") {
+  // Issue 16 item 6: such a report was "no perftest result table found" (exit 2). The parser's unit test is
+  // tests/calibration/perftest_parser_test.cpp "perftest report pasted as comments"; this one goes through
+  // the binary.
+  const auto dir = ibn::test::scratch_dir("hashed-perftest");
+  const std::string hashed = (dir / "hashed.txt").string();
+  {
+    std::ifstream in(kData + "/perftest/cx3-mt4099-qdr40g-ib-ib_write_bw-a.txt", std::ios::binary);
+    std::ofstream out(hashed, std::ios::binary);
+    std::string line;
+    while (std::getline(in, line)) out << "# " << line << "\n";
+  }
+  const auto plain = ibn::test::run_cli(
+      "calibrate fit " + kData + "/perftest/cx3-mt4099-qdr40g-ib-ib_write_bw-a.txt --link-rate QDR -o " +
+      (dir / "plain.json").string());
+  const auto r =
+      ibn::test::run_cli("calibrate fit " + hashed + " --link-rate QDR -o " + (dir / "hashed.json").string());
+  INFO(r.out);
+  REQUIRE(plain.code == 0);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("no perftest result table") == std::string::npos);
+  // The same fit: the profiles' bandwidth parameters agree.
+  auto load = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return nlohmann::json::parse(in);
+  };
+  const auto a = load(dir / "plain.json"), b = load(dir / "hashed.json");
+  CHECK(a.at("bandwidth") == b.at("bandwidth"));
 }
