@@ -249,7 +249,7 @@ TEST_CASE("tree AllReduce: bytes per rank and total, reduce before broadcast") {
   CHECK(symbolic_run(d1, Time::ns(3), 20) == (Time::ns(5) + Time::ps(64 * KiB * 20)) * 6);
 }
 
-TEST_CASE("halving-doubling AllReduce: partners, steps, bytes; power of two only") {
+TEST_CASE("halving-doubling AllReduce: partners, steps, bytes, power of two only") {
   const std::uint32_t n = 8;
   const std::uint64_t S = 2 * n * 4 * MiB;
   const auto d = build_collective(spec(CollOp::AllReduce, S, n, 2, 1, "halving-doubling"));
