@@ -116,6 +116,10 @@ class Builder {
       launch += Time::from_us(c.base_us);
       intra_delay_ += Time::from_us(c.intra_us);
       if (nodes_ > 1) net_delay_ += Time::from_us(c.net_us);
+      if (dag_.algorithm == "direct") { // NCCL point-to-point: channels per peer, per-channel rate
+        peer_channels_ = std::min(c_, kP2pChannelsPerNetPeer);
+        dag_.channel_gbps = kP2pChannelNetGBps * 8.0;
+      }
     }
     dag_.launch_latency = launch;
   }
@@ -128,6 +132,12 @@ class Builder {
   Proto proto() const { return proto_; }
   std::int32_t channel_rail(std::uint32_t c) const { return static_cast<std::int32_t>(c % nics_); }
   std::int32_t gpu_rail(std::uint32_t local) const { return static_cast<std::int32_t>(local % nics_); }
+  /// Point-to-point: the channel of chunk i to the d-th peer (d >= 1). With the NCCL model on, a peer gets
+  /// kP2pChannelsPerNetPeer channels, consecutive peers consecutive sets; else chunks go round all channels.
+  std::uint32_t peer_channel(std::uint32_t d, std::uint32_t i) const {
+    if (peer_channels_ == 0) return i % c_;
+    return ((d - 1) * peer_channels_ + i % peer_channels_) % c_;
+  }
   TransferDag take() { return std::move(dag_); }
   Time intra_delay() const { return intra_delay_; }
   Time net_delay() const { return net_delay_; }
@@ -194,6 +204,7 @@ class Builder {
   std::uint32_t n_, g_, nics_, nodes_, c_;
   TransferDag dag_;
   Time intra_delay_, net_delay_;
+  std::uint32_t peer_channels_ = 0; ///< channels per peer of point-to-point (0: all)
   std::unordered_map<std::uint64_t, std::vector<TransferId>> conn_;
 };
 
@@ -446,7 +457,7 @@ void halving_doubling(Builder& b, const Cut& k) {
 // ---- direct (AllToAll, SendRecv) ----------------------------------------------------------------------
 
 void direct(Builder& b, const Cut& k) {
-  const std::uint32_t n = b.n(), nc = b.channels();
+  const std::uint32_t n = b.n();
   const bool a2a = b.spec().op == CollOp::AllToAll;
   const std::uint64_t per_peer = a2a ? div_up(b.spec().size_bytes, n) : b.spec().size_bytes;
   std::vector<TransferId> deps;
@@ -455,8 +466,8 @@ void direct(Builder& b, const Cut& k) {
       const std::uint32_t dst = (r + d) % n;
       std::uint32_t i = 0;
       for (std::uint64_t off = 0; off < per_peer; off += k.chunk, ++i)
-        b.emit(r, dst, std::min(k.chunk, per_peer - off), i % nc, b.gpu_rail(r % b.gpn()), d - 1, k.window,
-               deps);
+        b.emit(r, dst, std::min(k.chunk, per_peer - off), b.peer_channel(d, i), b.gpu_rail(r % b.gpn()), d - 1,
+               k.window, deps);
     }
 }
 
