@@ -29,6 +29,7 @@
 namespace ibn::scen {
 
 inline constexpr int kNcclLL = 0, kNcclLL128 = 1, kNcclSimple = 2;
+inline constexpr int kNcclTree = 0, kNcclRing = 1;
 
 /// Point-to-point over the network (sendrecv, alltoall; docs/collectives.md, "Point-to-point"): a peer pair
 /// uses NCCL_NCHANNELS_PER_NET_PEER channels (default 2 from 2.12 to 2.19; from 2.20 chosen at init,
@@ -38,7 +39,6 @@ inline constexpr int kNcclLL = 0, kNcclLL128 = 1, kNcclSimple = 2;
 /// to fill a NIC. Two channels: 28 GB/s, about half of an NDR link, as real sendrecv shows.
 inline constexpr std::uint32_t kP2pChannelsPerNetPeer = 2;
 inline constexpr double kP2pChannelNetGBps = 14.0;
-inline constexpr int kNcclTree = 0, kNcclRing = 1;
 
 /// One release's tuning constants. Index [algorithm: tree, ring][protocol: LL, LL128, Simple].
 struct NcclCostTable {
