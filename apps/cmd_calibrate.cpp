@@ -106,6 +106,9 @@ calib::NcclCostFit fit_nccl_section(const std::vector<std::string>& logs, const 
     v.iters = 2;
     v.warmup = 1;
     v.max_bytes = max_bytes;
+    // The residual is what the engine leaves out: simulate without NCCL's costs (nccl.costs is on by
+    // default), or the fit would see the table's costs already charged and fit them again as ~0.
+    v.sets = {"nccl.costs=false"};
     const auto j = analysis::validate_nccl_tests(log, v);
     std::string log_version;
     for (const auto& r : j.at("runs"))

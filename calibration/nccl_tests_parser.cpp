@@ -22,6 +22,7 @@ using detail::trim;
 
 using nccl_table::Binary;
 using nccl_table::find_binary;
+using nccl_table::find_command;
 using nccl_table::is_table_header;
 using nccl_table::Layout;
 using nccl_table::parse_layout;
@@ -39,6 +40,11 @@ struct Section {
   std::optional<Layout> layout;
   bool table_open = false; ///< rows may still follow
   bool summary_after_rows = false;
+  bool summary_seen = false; ///< an "# Out of bounds" / "# Avg bus bandwidth" line, with or without rows
+  unsigned markers_seen = 0; ///< Marker bits: a marker seen twice starts a new test
+  /// True once this test's output is over (its table or its summary was printed): a command line or NCCL
+  /// INFO output that follows belongs to the next test.
+  bool complete() const { return layout.has_value() || summary_seen; }
   bool truncated = false;
   bool any_ip = false;
   std::vector<std::size_t> prose; ///< line indices of unknown text between rows
@@ -57,7 +63,7 @@ class Reader {
       if (t.empty()) continue;
       if (cur_.run.first_line == 0) cur_.run.first_line = ln;
       if (is_log_line(t)) {
-        if (cur_.summary_after_rows)
+        if (cur_.summary_after_rows || (cur_.summary_seen && !cur_.layout))
           held_info_.push_back(k); // may belong to the next test
         else
           read_info(cur_, t);
@@ -71,7 +77,7 @@ class Reader {
         read_table_line(k);
         continue;
       }
-      if (auto b = find_binary(t)) note_hint(*b);
+      if (auto b = find_command(t)) note_hint(*b);
     }
     for (std::size_t k : held_info_) read_info(cur_, trim(lines_[k].text));
     held_info_.clear();
@@ -88,19 +94,46 @@ class Reader {
  private:
   static bool is_log_line(std::string_view t) {
     return t.find(" NCCL INFO") != std::string_view::npos || t.find(" NCCL WARN") != std::string_view::npos ||
-           starts_with(t, "NCCL INFO") || starts_with(t, "NCCL WARN");
+           starts_with(t, "NCCL INFO") || starts_with(t, "NCCL WARN") || plain_version(t).has_value();
+  }
+
+  /// "2.26.2+cuda12.8" -> "2.26.2": digits separated by dots (two or three groups), then optionally '+' and
+  /// a build tag; anything else is not a version.
+  static std::optional<std::string> version_token(std::string_view tok) {
+    const std::string_view v = tok.substr(0, tok.find('+'));
+    std::size_t groups = 0;
+    for (std::size_t i = 0; i <= v.size(); ++groups) {
+      const std::size_t dot = std::min(v.find('.', i), v.size());
+      if (dot == i || !detail::parse_u64(v.substr(i, dot - i))) return std::nullopt;
+      i = dot + 1;
+    }
+    if (groups < 2 || groups > 3) return std::nullopt;
+    return std::string(v);
+  }
+
+  /// The line NCCL prints at init with NCCL_DEBUG=VERSION (and nccl-tests between the rank lines and the
+  /// table), without the "HOST:PID:TID NCCL INFO" prefix: "NCCL version 2.26.2+cuda12.8".
+  static std::optional<std::string> plain_version(std::string_view t) {
+    if (!starts_with(t, "NCCL version ")) return std::nullopt;
+    const auto toks = split_ws(t);
+    return toks.size() >= 3 ? version_token(toks[2]) : std::nullopt;
   }
 
   void note_hint(const Binary& b) {
-    if (cur_.layout)
+    if (cur_.complete())
       pending_hint_ = b; // a command after this test's table: it starts the next one
     else
       cur_.hint = b;
   }
 
-  /// A test marker starts a new section when the current one already has its table.
-  void marker(std::size_t ln) {
-    if (cur_.layout) {
+  /// The lines that open a test's output, in the order nccl-tests prints them.
+  enum Marker : unsigned { version_line = 1, test_starting = 2, nthread = 4, table_header = 8 };
+
+  /// A test marker starts a new section when the current one already has its table or its summary, or has
+  /// seen the same marker (a test cut before its table, as in a page that elides output, then the next test).
+  void marker(std::size_t ln, Marker kind) {
+    const bool repeated = (cur_.markers_seen & kind) != 0;
+    if (cur_.complete() || repeated) {
       close_section();
       cur_ = Section{};
       cur_.run.first_line = ln;
@@ -112,6 +145,7 @@ class Reader {
     }
     held_info_.clear();
     cur_.is_test = true;
+    cur_.markers_seen |= kind;
   }
 
   void read_comment(std::string_view t, std::size_t ln) {
@@ -122,7 +156,7 @@ class Reader {
     if (cur_.layout && !cur_.run.rows.empty()) cur_.table_open = false; // a comment after rows ends the table
 
     if (starts_with(c, "nccl-tests version")) {
-      marker(ln);
+      marker(ln, version_line);
       if (toks.size() >= 3) cur_.run.nccl_tests_version = std::string(toks[2]);
       for (std::string_view tok : toks)
         if (starts_with(tok, "nccl-library="))
@@ -132,7 +166,7 @@ class Reader {
     if (starts_with(c, "Collective test starting:") || starts_with(c, "Collective test concluded:")) {
       const bool starting = starts_with(c, "Collective test starting:");
       const auto b = find_binary(c);
-      if (starting) marker(ln);
+      if (starting) marker(ln, test_starting);
       if (b && (starting || !cur_.log_collective)) {
         cur_.log_collective = b->collective;
         cur_.log_name = std::string(b->name);
@@ -141,7 +175,7 @@ class Reader {
       return;
     }
     if (starts_with(c, "nThread")) {
-      marker(ln);
+      marker(ln, nthread);
       read_config(toks);
       return;
     }
@@ -150,7 +184,7 @@ class Reader {
       return;
     }
     if (is_table_header(toks)) {
-      if (cur_.layout) marker(ln); // a second table without markers between: a new test
+      if (cur_.complete()) marker(ln, table_header); // a second table without markers between: a new test
       cur_.layout = parse_layout(toks, source_, ln);
       cur_.table_open = true;
       cur_.run.table_line = ln;
@@ -164,6 +198,7 @@ class Reader {
         cur_.run.warnings.push_back(
             at_line(source_, ln, "nccl-tests reports out-of-bounds values: '" + std::string(c) + "'"));
       if (!cur_.run.rows.empty()) cur_.summary_after_rows = true;
+      cur_.summary_seen = true;
       return;
     }
     if (starts_with(c, "Avg bus bandwidth")) {
@@ -176,6 +211,7 @@ class Reader {
         cur_.run.warnings.push_back(
             at_line(source_, ln, "cannot read the average bus bandwidth: '" + std::string(c) + "'"));
       if (!cur_.run.rows.empty()) cur_.summary_after_rows = true;
+      cur_.summary_seen = true;
       return;
     }
   }
@@ -279,6 +315,10 @@ class Reader {
   }
 
   void read_info(Section& s, std::string_view t) {
+    if (auto v = plain_version(t)) {
+      s.run.nccl_version = *v;
+      return;
+    }
     std::string_view pre = t;
     std::size_t at = t.find("NCCL INFO");
     if (at == std::string_view::npos) return; // NCCL WARN lines carry no metadata we use
@@ -304,7 +344,8 @@ class Reader {
       return std::nullopt;
     };
     if (starts_with(mv, "NCCL version ")) {
-      if (toks.size() > 2) run.nccl_version = std::string(toks[2].substr(0, toks[2].find('+')));
+      if (toks.size() > 2)
+        if (auto v = version_token(toks[2])) run.nccl_version = *v;
       return;
     }
     if (starts_with(mv, "NET/IB : Using ")) {
@@ -402,7 +443,7 @@ class Reader {
       return;
     }
     if (!detail::looks_like_row(t)) {
-      if (auto b = find_binary(t)) note_hint(*b);
+      if (auto b = find_command(t)) note_hint(*b);
       cur_.prose.push_back(k);
       return;
     }
@@ -415,13 +456,14 @@ class Reader {
              std::to_string(run.table_line) + " has " + std::to_string(full);
     };
     if (toks.size() > full) throw InputError(at_line(source_, ln, count_msg()));
-    // A row split by interleaved NCCL INFO output: its size/count/type columns went onto an earlier line, this
-    // line holds only the result columns (it starts with a time such as 87.18, not a whole size), and rows
-    // follow. It cannot be told which size it belongs to: ignored, with a warning.
-    if (toks.size() == full - lay.desc.size() && !detail::parse_u64(toks[0]) && detail::parse_number(toks[0]) &&
-        row_follows(k + 1)) {
+    // A row split by interleaved NCCL INFO output: its size/count/type columns went onto an earlier line,
+    // this line holds only the result columns (it starts with a time such as 87.18, not a whole size), and
+    // rows follow. It cannot be told which size it belongs to: ignored, with a warning.
+    if (toks.size() == full - lay.desc.size() && !detail::parse_u64(toks[0]) &&
+        detail::parse_number(toks[0]) && row_follows(k + 1)) {
       run.warnings.push_back(at_line(source_, ln,
-                                     "a row split by interleaved output (only its " + std::to_string(toks.size()) +
+                                     "a row split by interleaved output (only its " +
+                                         std::to_string(toks.size()) +
                                          " result columns are on this line): row ignored"));
       return;
     }

@@ -15,6 +15,8 @@
 //    "#wrong") read too; "N/A" in #wrong reads as empty. Rows printing only the out-of-place group have
 //    no in-place result, as long as no earlier row of the table had one (otherwise it is a cut row);
 //  - "# Out of bounds values : 0 OK", "# Avg bus bandwidth : 437.957";
+//  - the plain "NCCL version 2.26.2+cuda12.8" line (NCCL_DEBUG=VERSION; no "NCCL INFO" prefix), anywhere in
+//    the test's output, tables included;
 //  - NCCL INFO lines: "NCCL version 2.26.2+cuda", "NET/IB : Using [0]mlx5_5:1/RoCE [RO]; OOB ...",
 //    "ncclCommInitRank ... nranks 2", "comm ... nRanks 2 nNodes 2 localRanks 1", "Channel 00/02 : 0 1",
 //    "NCCL_ALGO set by environment to RING", "NCCL_IB_HCA set to mlx5_5", "Connected all rings ... GDR 0".
@@ -22,8 +24,13 @@
 // Units: time in microseconds; algbw and busbw in GB/s exactly as nccl-tests prints them
 // (1 GB = 1e9 bytes; multiply by 8 for Gb/s).
 //
+// A test starts at "# nccl-tests version", "# Collective test starting", "# nThread" or a table header once
+// the previous test has its table or its summary, or when one of those lines comes a second time (a test
+// whose output was cut before its table, as pages that elide output have: a run with no rows and a warning).
+//
 // The collective comes, in this order, from "# Collective test starting: X_perf", from a command line
-// naming X_perf, or from the table itself: a root >= 0 means broadcast/reduce; count*sizeof(type) ==
+// naming X_perf or passing a collective's name as an option's value (a wrapper script's
+// "run_nccl_tests.sh -t all_gather", "--test=allreduce"), or from the table itself: a root >= 0 means broadcast/reduce; count*sizeof(type) ==
 // size means all_reduce or sendrecv (told apart by busbw/algbw = 2(n-1)/n vs 1 when n > 2); size ==
 // n*count*sizeof(type) means reduce_scatter (with a redop) or all_gather/alltoall (redop none). When the
 // table leaves a choice, a collective named in the file name decides; otherwise the first candidate is

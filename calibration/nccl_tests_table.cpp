@@ -46,6 +46,41 @@ std::optional<Binary> find_binary(std::string_view t) {
   return best;
 }
 
+std::optional<Binary> find_test_option(std::string_view t) {
+  // The binary whose name is `name` + "_perf", `name` compared without underscores ("allgather").
+  auto by_collective_name = [](std::string_view name) -> std::optional<Binary> {
+    std::string bare;
+    for (char c : name)
+      if (c != '_') bare += c;
+    if (bare.empty()) return std::nullopt;
+    for (const Binary& b : kBinaries) {
+      std::string_view stem = b.name.substr(0, b.name.size() - 5); // without "_perf"
+      std::string stem_bare;
+      for (char c : stem)
+        if (c != '_') stem_bare += c;
+      if (bare == stem_bare && (name == stem || name.find('_') == std::string_view::npos)) return b;
+    }
+    return std::nullopt;
+  };
+  const auto toks = detail::split_ws(t);
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const std::string_view tok = toks[i];
+    if (tok.size() < 2 || tok.front() != '-' || tok == "--") continue;
+    if (const std::size_t eq = tok.find('='); eq != std::string_view::npos) {
+      if (auto b = by_collective_name(tok.substr(eq + 1))) return b;
+      continue;
+    }
+    if (i + 1 < toks.size())
+      if (auto b = by_collective_name(toks[i + 1])) return b;
+  }
+  return std::nullopt;
+}
+
+std::optional<Binary> find_command(std::string_view t) {
+  if (auto b = find_binary(t)) return b;
+  return find_test_option(t);
+}
+
 std::optional<std::uint64_t> type_size(std::string_view t) {
   const std::string s = detail::to_lower(t);
   if (s == "int8" || s == "uint8" || s == "char" || s == "f8e4m3" || s == "f8e5m2" || s == "fp8_e4m3" ||

@@ -19,6 +19,15 @@ struct Binary {
 /// The first nccl-tests binary named in `t` (as a whole word), if any; "*_perf_mpi" counts as the binary.
 std::optional<Binary> find_binary(std::string_view t);
 
+/// A wrapper script's option naming the test by its collective ("run_nccl_tests.sh -t all_gather",
+/// "--test=all_reduce"): an option token (starting with '-') followed by, or joined by '=' to, a token that
+/// is exactly a collective's name with or without underscores ("all_gather", "allgather"). Returns the binary
+/// of that collective. A bare word in prose ("the same all_gather test") is not an option and does not count.
+std::optional<Binary> find_test_option(std::string_view t);
+
+/// find_binary, else find_test_option: what a command line in `t` says was run.
+std::optional<Binary> find_command(std::string_view t);
+
 /// Bytes per element of an nccl-tests data type name ("float", "bf16", ...), if known.
 std::optional<std::uint64_t> type_size(std::string_view t);
 

@@ -281,6 +281,7 @@ json Profile::to_json() const {
                  {"max_bytes", nccl->max_bytes},
                  {"sources", nccl->sources}};
   }
+  if (!host.empty()) j["host"] = host;
   if (variability) j["variability"] = variability->to_json();
   j["warnings"] = warnings;
   return j;
@@ -290,7 +291,7 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   const Reader r{source};
   r.keys(j, "$",
          {"schema_version", "generator", "hash_algorithm", "inputs", "device", "measurement", "latency",
-          "bandwidth", "switch", "noise", "nccl", "engine", "warnings", "variability"});
+          "bandwidth", "switch", "noise", "nccl", "engine", "warnings", "variability", "host"});
   Profile p;
   p.schema_version = static_cast<int>(r.u64(r.need(j, "$", "schema_version"), "$.schema_version"));
   if (p.schema_version != kProfileSchemaVersion)
@@ -480,6 +481,30 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   if (e.contains("switch_latency_source"))
     p.switch_latency_source = r.str(e["switch_latency_source"], "$.engine.switch_latency_source");
   if (e.contains("hca_rate_gbps")) p.hca_rate_gbps = r.nonneg(e["hca_rate_gbps"], "$.engine.hca_rate_gbps");
+  if (j.contains("host")) {
+    const json& h = j["host"];
+    if (!h.is_object()) r.fail("$.host", "expected an object of host-path knobs");
+    const auto& names = pkt::host_knob_names();
+    for (const auto& [key, value] : h.items()) {
+      if (std::find(names.begin(), names.end(), key) == names.end()) {
+        std::string known;
+        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+        r.fail("$.host." + key, "unknown host-path knob (known: " + known + ")");
+      }
+      try {
+        pkt::check_knob_value(*pkt::find_packet_knob(key), value, "$.host." + key);
+      } catch (const InputError& err) {
+        throw InputError(source + ": " + err.what());
+      }
+    }
+    pkt::PacketConfig check; // the rules between knobs (pcie_gen and pcie_lanes values)
+    try {
+      check.apply_json(h, "$.host");
+    } catch (const InputError& err) {
+      throw InputError(source + ": " + err.what());
+    }
+    p.host = h;
+  }
   if (j.contains("variability"))
     p.variability = VariabilityModel::from_json(j["variability"], source, "$.variability");
   if (j.contains("warnings")) {
@@ -517,6 +542,8 @@ void apply(const Profile& p, pkt::PacketConfig& cfg) {
   cfg.link_layer = p.link_layer;
   cfg.header_bytes = p.header_bytes;
   cfg.hca_rate_gbps = p.hca_rate_gbps;
+  for (const auto& [key, value] : p.host.items())
+    pkt::find_packet_knob(key)->set(cfg, value, "$.host." + key);
 }
 
 std::string fnv1a64_hex(const std::string& bytes) {

@@ -136,6 +136,10 @@ struct Profile : common::Framing {
   std::string switch_latency_source = "assumed"; ///< "fitted" or "assumed (default for QDR)"
   double hca_rate_gbps = 0;                      ///< wire-rate injection cap (0 = link rate)
   Time message_gap; ///< o: a sender posts messages at least (o^p + (S/B)^p)^(1/p) apart
+  /// Host path (`host` section): the packet knobs of pkt::host_knob_names() (PCIe generation and width,
+  /// GPUDirect, cross-NUMA, SR-IOV) by name, each checked against its declaration; empty = all neutral.
+  /// Set by the user (perftest tables do not say how the host is built); apply() copies them.
+  nlohmann::json host = nlohmann::json::object();
   std::vector<std::string> warnings;
 
   /// The rate of the engine's cable for this profile: the measured link's rate when known, else the
@@ -164,8 +168,8 @@ struct Profile : common::Framing {
   void save(const std::string& path) const;
 };
 
-/// Sets nic_tx/nic_rx latency, switch latency, MTU, link layer (and header bytes) and the HCA injection
-/// cap of `cfg` from `p`.
+/// Sets nic_tx/nic_rx latency, switch latency, MTU, link layer (and header bytes), the HCA injection
+/// cap and the host-path knobs of `cfg` from `p`.
 void apply(const Profile& p, pkt::PacketConfig& cfg);
 
 /// The link generation and width carrying `gbps` of data (within 0.5 %; 4x preferred), if any.

@@ -17,6 +17,7 @@ std::vector<std::string> Capabilities::names() const {
                                               {bit_errors, "bit-errors"},
                                               {vl_arbitration, "vl-arbitration"},
                                               {hca_rate_cap, "hca-rate-cap"},
+                                              {host_path, "host-path"},
                                               {queue_traces, "queue-traces"},
                                               {rate_traces, "rate-traces"}};
   for (const auto& [on, name] : all)
@@ -29,7 +30,7 @@ EngineRegistry builtin_engines() {
   Capabilities packet;
   packet.credits = packet.pfc = packet.dcqcn = packet.ib_cc = true;
   packet.per_packet_ar = packet.bounded_ar = true;
-  packet.bit_errors = packet.vl_arbitration = packet.hca_rate_cap = true;
+  packet.bit_errors = packet.vl_arbitration = packet.hca_rate_cap = packet.host_path = true;
   packet.queue_traces = packet.rate_traces = true;
   r.add("packet",
         "our packet engine: IB packets hop by hop with credits or PFC, VOQs, VL arbitration, per-packet AR, "
@@ -38,7 +39,7 @@ EngineRegistry builtin_engines() {
                      return std::make_unique<pkt::PacketEngine>(in.fabric, in.tables, in.device, in.seed);
                    }});
   Capabilities flow;
-  flow.per_message_ar = flow.hca_rate_cap = true;
+  flow.per_message_ar = flow.hca_rate_cap = flow.host_path = true;
   r.add("flow",
         "SimGrid flow engine: messages as max-min shared fluid flows, static or per-message AR, no queues, "
         "credits or congestion control (docs/flow-engine.md)",
@@ -70,6 +71,8 @@ std::vector<std::string> ignored_features(const std::string& engine, const Capab
   if ((d.num_vls > 1 || !d.vl_arb_high.empty() || !d.vl_arb_low.empty()) && !caps.vl_arbitration)
     what.push_back("packet.num_vls / VL arbitration tables (one shared link instead)");
   if (d.hca_rate_gbps > 0 && !caps.hca_rate_cap) what.push_back("packet.hca_rate_gbps (no injection cap)");
+  if ((d.host_caps_rate() || d.host_latency() > Time::zero()) && !caps.host_path)
+    what.push_back("packet host-path knobs (pcie_gen, gpudirect, cross_numa, sriov: no host path)");
   if (d.trace_interval_ns > 0 && !caps.queue_traces)
     what.push_back("packet.trace_interval_ns (no queue traces)");
   if (d.trace_rates && !caps.rate_traces) what.push_back("packet.trace_rates (no rate traces)");

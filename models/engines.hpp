@@ -32,6 +32,7 @@ struct Capabilities {
   bool bit_errors = false;     ///< faults: bit errors, dropped packets, RC retransmission
   bool vl_arbitration = false; ///< several data VLs and VL arbitration tables
   bool hca_rate_cap = false;   ///< HCA injection cap (calibration profile's hca_rate_gbps)
+  bool host_path = false;      ///< host-path knobs (PCIe cap, GPUDirect/staging, cross-NUMA, SR-IOV)
   bool queue_traces = false;   ///< per-port queue traces (packet.trace_interval_ns)
   bool rate_traces = false;    ///< CC rate traces (packet.trace_rates)
 

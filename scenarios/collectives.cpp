@@ -66,6 +66,20 @@ struct Cut {
   std::uint64_t grain = 512;
 };
 
+/// NCCL's channel count for a ring or tree collective of `bytes` (total buffer, the larger of send and
+/// receive) out of `nc` (enqueue.cc, getAlgoInfo/computeColl, same in 2.8 to 2.27): while
+/// bytes < nc x threads x threshold and nc >= 2, one channel less. threads = the protocol's maximum per
+/// block (LL and Simple 512, LL128 640: NCCL_*_MAX_NTHREADS); threshold = bytes per thread
+/// (NCCL_LL_THREAD_THRESHOLD 8, x ranks for ring LL; LL128 8; Simple 64). E.g. ring LL on 16 ranks uses
+/// one channel up to 64 KiB; Simple keeps 16 channels down to 512 KiB.
+std::uint32_t size_channels(std::uint64_t bytes, bool ring, Proto p, std::uint32_t ranks, std::uint32_t nc) {
+  const std::uint64_t threads = p == Proto::LL128 ? 640 : 512;
+  std::uint64_t threshold = p == Proto::Simple ? 64 : 8;
+  if (ring && p == Proto::LL) threshold *= ranks;
+  while (nc >= 2 && bytes < std::uint64_t{nc} * threads * threshold) --nc;
+  return nc;
+}
+
 /// The spec after validation and protocol resolution, plus the DAG being built and its connections.
 class Builder {
  public:
@@ -73,6 +87,10 @@ class Builder {
       : s_(spec), proto_(proto), n_(spec.ranks), g_(spec.gpus_per_node), nics_(spec.nics_per_node),
         nodes_(spec.ranks / spec.gpus_per_node), c_(spec.channels ? spec.channels : default_channels(spec)),
         dag_(spec.ranks) {
+    // NCCL's run-time channel count (with its cost model on and no channel count forced): fewer channels
+    // while the collective is small against channels x threads x the protocol's bytes per thread.
+    if (!spec.channels && spec.nccl_costs && (algorithm == "ring" || algorithm == "tree"))
+      c_ = size_channels(spec.size_bytes, algorithm == "ring", proto, spec.ranks, c_);
     dag_.op = to_string(spec.op);
     dag_.algorithm = std::move(algorithm);
     dag_.protocol = proto_name(proto);
@@ -98,6 +116,10 @@ class Builder {
       launch += Time::from_us(c.base_us);
       intra_delay_ += Time::from_us(c.intra_us);
       if (nodes_ > 1) net_delay_ += Time::from_us(c.net_us);
+      if (dag_.algorithm == "direct") { // NCCL point-to-point: channels per peer, per-channel rate
+        peer_channels_ = std::min(c_, kP2pChannelsPerNetPeer);
+        dag_.channel_gbps = kP2pChannelNetGBps * 8.0;
+      }
     }
     dag_.launch_latency = launch;
   }
@@ -110,6 +132,12 @@ class Builder {
   Proto proto() const { return proto_; }
   std::int32_t channel_rail(std::uint32_t c) const { return static_cast<std::int32_t>(c % nics_); }
   std::int32_t gpu_rail(std::uint32_t local) const { return static_cast<std::int32_t>(local % nics_); }
+  /// Point-to-point: the channel of chunk i to the d-th peer (d >= 1). With the NCCL model on, a peer gets
+  /// kP2pChannelsPerNetPeer channels, consecutive peers consecutive sets; else chunks go round all channels.
+  std::uint32_t peer_channel(std::uint32_t d, std::uint32_t i) const {
+    if (peer_channels_ == 0) return i % c_;
+    return ((d - 1) * peer_channels_ + i % peer_channels_) % c_;
+  }
   TransferDag take() { return std::move(dag_); }
   Time intra_delay() const { return intra_delay_; }
   Time net_delay() const { return net_delay_; }
@@ -176,6 +204,7 @@ class Builder {
   std::uint32_t n_, g_, nics_, nodes_, c_;
   TransferDag dag_;
   Time intra_delay_, net_delay_;
+  std::uint32_t peer_channels_ = 0; ///< channels per peer of point-to-point (0: all)
   std::unordered_map<std::uint64_t, std::vector<TransferId>> conn_;
 };
 
@@ -334,8 +363,12 @@ RankTree rank_tree(std::uint32_t ranks, std::uint32_t gpn, std::uint32_t channel
 void tree_allreduce(Builder& b, const Cut& k) {
   const std::uint32_t n = b.n(), nc = b.channels();
   const std::uint64_t bytes = b.spec().size_bytes;
+  // NCCL doubles the tree graph's channels: channel c < h (h = ceil(C/2)) runs tree 0 and channel c + h the
+  // mirrored tree 1 over the same intra-node chain and NIC (graph channel c mod h). So every NIC carries both
+  // trees, leaf in one and inner node in the other, and the two trees' loads balance on it.
+  const std::uint32_t h = nc >= 2 ? (nc + 1) / 2 : 1;
   std::vector<RankTree> trees;
-  for (std::uint32_t c = 0; c < nc; ++c) trees.push_back(rank_tree(n, b.gpn(), c, c % 2));
+  for (std::uint32_t c = 0; c < nc; ++c) trees.push_back(rank_tree(n, b.gpn(), c % h, c / h));
   std::vector<TransferId> up(n), down(n), deps;
   for (std::uint64_t grid = 0; grid < bytes; grid += std::uint64_t{nc} * k.chunk) {
     const std::uint64_t rem = bytes - grid;
@@ -345,7 +378,7 @@ void tree_allreduce(Builder& b, const Cut& k) {
       const std::uint64_t sz = off >= rem ? 0 : std::min(real, rem - off);
       if (sz == 0) continue;
       const auto& t = trees[c];
-      const auto rail = b.channel_rail(c);
+      const auto rail = b.channel_rail(c % h);
       // Reduce up: a rank sends its partial sum once every child's partial sum of this chunk arrived.
       for (auto r : t.up_order) {
         for (auto ch : t.children[r]) deps.push_back(up[ch]);
@@ -424,7 +457,7 @@ void halving_doubling(Builder& b, const Cut& k) {
 // ---- direct (AllToAll, SendRecv) ----------------------------------------------------------------------
 
 void direct(Builder& b, const Cut& k) {
-  const std::uint32_t n = b.n(), nc = b.channels();
+  const std::uint32_t n = b.n();
   const bool a2a = b.spec().op == CollOp::AllToAll;
   const std::uint64_t per_peer = a2a ? div_up(b.spec().size_bytes, n) : b.spec().size_bytes;
   std::vector<TransferId> deps;
@@ -433,8 +466,8 @@ void direct(Builder& b, const Cut& k) {
       const std::uint32_t dst = (r + d) % n;
       std::uint32_t i = 0;
       for (std::uint64_t off = 0; off < per_peer; off += k.chunk, ++i)
-        b.emit(r, dst, std::min(k.chunk, per_peer - off), i % nc, b.gpu_rail(r % b.gpn()), d - 1, k.window,
-               deps);
+        b.emit(r, dst, std::min(k.chunk, per_peer - off), b.peer_channel(d, i), b.gpu_rail(r % b.gpn()), d - 1,
+               k.window, deps);
     }
 }
 
@@ -643,98 +676,6 @@ TransferDag build_auto(const CollectiveSpec& s) {
 }
 
 } // namespace
-
-std::string to_string(CollOp op) {
-  switch (op) {
-  case CollOp::AllReduce:
-    return "allreduce";
-  case CollOp::AllGather:
-    return "allgather";
-  case CollOp::ReduceScatter:
-    return "reducescatter";
-  case CollOp::AllToAll:
-    return "alltoall";
-  case CollOp::SendRecv:
-    return "sendrecv";
-  case CollOp::Broadcast:
-    return "broadcast";
-  case CollOp::Reduce:
-    return "reduce";
-  }
-  return "?";
-}
-
-CollOp parse_coll_op(const std::string& text, const std::string& what) {
-  std::string key;
-  for (char ch : text)
-    if (ch != '_' && ch != '-') key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (auto op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter, CollOp::AllToAll,
-                  CollOp::SendRecv, CollOp::Broadcast, CollOp::Reduce})
-    if (key == to_string(op)) return op;
-  throw InputError(what + ": unknown collective '" + text +
-                   "' (known: allreduce, allgather, reducescatter, alltoall, sendrecv, broadcast, reduce)");
-}
-
-std::uint32_t default_channels(const CollectiveSpec& spec) {
-  return std::clamp<std::uint32_t>(2 * spec.nics_per_node, 2, 32);
-}
-
-std::uint64_t wire_bytes(std::uint64_t data_bytes, const std::string& protocol) {
-  if (protocol == "ll") return 2 * data_bytes;
-  if (protocol == "ll128") return div_up(data_bytes * 128, 120);
-  return data_bytes;
-}
-
-double busbw_factor(CollOp op, std::uint32_t ranks) {
-  if (ranks == 0) return 0;
-  const double n = ranks;
-  switch (op) {
-  case CollOp::AllReduce:
-    return 2.0 * (n - 1) / n;
-  case CollOp::AllGather:
-  case CollOp::ReduceScatter:
-  case CollOp::AllToAll:
-    return (n - 1) / n;
-  default:
-    return 1.0;
-  }
-}
-
-std::uint64_t bytes_sent_by(const TransferDag& dag, std::uint32_t rank) {
-  std::uint64_t sum = 0;
-  for (const auto& t : dag.transfers())
-    if (t.src == rank) sum += t.bytes;
-  return sum;
-}
-
-std::vector<std::uint32_t> ring_order(std::uint32_t ranks, std::uint32_t gpus_per_node,
-                                      std::uint32_t channel) {
-  std::vector<std::uint32_t> o(ranks);
-  for (std::uint32_t p = 0; p < ranks; ++p)
-    o[p] = (p / gpus_per_node) * gpus_per_node + (channel + p % gpus_per_node) % gpus_per_node;
-  return o;
-}
-
-std::vector<std::int32_t> double_tree_parents(std::uint32_t nodes, std::uint32_t tree) {
-  // Tree 0 over labels 0..nodes-1; tree 1 gives node x the role of label mirror(x) or shift(x).
-  std::vector<std::int32_t> label_parent(nodes, -1);
-  for (std::uint32_t x = 1; x < nodes; ++x) {
-    const std::uint32_t bit = x & (~x + 1);
-    std::uint32_t up = (x ^ bit) | (bit << 1);
-    if (up >= nodes) up = x ^ bit;
-    label_parent[x] = static_cast<std::int32_t>(up);
-  }
-  if (tree % 2 == 0 || nodes < 2) return label_parent;
-  const bool even = nodes % 2 == 0;
-  auto role = [&](std::uint32_t x) { return even ? nodes - 1 - x : (x + nodes - 1) % nodes; };
-  auto node_of_role = [&](std::uint32_t l) { return even ? nodes - 1 - l : (l + 1) % nodes; };
-  std::vector<std::int32_t> parent(nodes, -1);
-  for (std::uint32_t x = 0; x < nodes; ++x) {
-    const auto lp = label_parent[role(x)];
-    parent[x] = lp < 0 ? -1 : static_cast<std::int32_t>(node_of_role(static_cast<std::uint32_t>(lp)));
-  }
-  return parent;
-}
 
 Registry<CollectiveFactory> builtin_collectives() {
   Registry<CollectiveFactory> reg("collective algorithm");

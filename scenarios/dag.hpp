@@ -78,6 +78,10 @@ class TransferDag {
   /// Fixed cost before any transfer of an execution may be posted (NCCL's launch/base latency); zero
   /// unless the NCCL cost model is on.
   Time launch_latency;
+  /// Per-channel stage before a transfer between nodes (0 = none): a channel's thread block moves one
+  /// chunk at a time through its staging buffer at this rate, so the channel's chunks leave no faster
+  /// than channel_gbps (NCCL point-to-point, scenarios/nccl_cost.hpp kP2pChannelNetGBps).
+  double channel_gbps = 0;
 
  private:
   std::uint32_t ranks_ = 0;

@@ -71,6 +71,7 @@ class DagExecutor {
   std::vector<std::uint32_t> waiting_; ///< dependencies not yet delivered
   std::vector<Time> ready_;
   std::vector<Time> nvlink_free_; ///< per rank: when its NVLink egress is free
+  std::vector<Time> channel_free_; ///< per (rank, channel): when its stage is free (dag channel_gbps)
   std::vector<Time> posted_;      ///< per transfer, when on_transfer is set
   std::size_t remaining_ = 0;
   bool running_ = false;

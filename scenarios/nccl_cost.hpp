@@ -31,6 +31,15 @@ namespace ibn::scen {
 inline constexpr int kNcclLL = 0, kNcclLL128 = 1, kNcclSimple = 2;
 inline constexpr int kNcclTree = 0, kNcclRing = 1;
 
+/// Point-to-point over the network (sendrecv, alltoall; docs/collectives.md, "Point-to-point"): a peer pair
+/// uses NCCL_NCHANNELS_PER_NET_PEER channels (default 2 from 2.12 to 2.19; from 2.20 chosen at init,
+/// starting at 2 and halving only on large communicators), and one channel (one thread block copying
+/// 128 KiB steps through its buffer, then the proxy's post) moves about 14 GB/s: NCCL's own planning value
+/// NCCL_P2P_PER_CHANNEL_NET_BW (src/graph/paths.cc, 2.29), which 2.29 uses to raise the channels per peer
+/// to fill a NIC. Two channels: 28 GB/s, about half of an NDR link, as real sendrecv shows.
+inline constexpr std::uint32_t kP2pChannelsPerNetPeer = 2;
+inline constexpr double kP2pChannelNetGBps = 14.0;
+
 /// One release's tuning constants. Index [algorithm: tree, ring][protocol: LL, LL128, Simple].
 struct NcclCostTable {
   const char* version; ///< the NVIDIA/nccl tag the constants were read from ("2.19.3")

@@ -57,20 +57,35 @@ void FlowConfig::validate() const {
 }
 
 nlohmann::json FlowConfig::to_json() const {
-  return {{"mtu_bytes", mtu_bytes},
-          {"header_bytes", header_bytes},
-          {"reth_bytes", reth_bytes},
-          {"header_efficiency", header_efficiency()},
-          {"switch_latency_ns", switch_latency.to_ns()},
-          {"switch_latency_from_model", switch_latency_from_model},
-          {"fec_latency_ns", fec_latency.to_ns()},
-          {"nic_tx_latency_ns", nic_tx_latency.to_ns()},
-          {"nic_rx_latency_ns", nic_rx_latency.to_ns()},
-          {"hca_rate_gbps", hca_rate_gbps},
-          {"adaptive_routing", adaptive_routing},
-          {"factors", factors ? "calibrated" : "none"},
-          {"s4u_comms", s4u_comms},
-          {"simgrid", {{"network/model", "CM02"}, {"network/crosstraffic", 0}, {"network/TCP-gamma", 0}}}};
+  nlohmann::json j = {
+      {"mtu_bytes", mtu_bytes},
+      {"header_bytes", header_bytes},
+      {"reth_bytes", reth_bytes},
+      {"header_efficiency", header_efficiency()},
+      {"switch_latency_ns", switch_latency.to_ns()},
+      {"switch_latency_from_model", switch_latency_from_model},
+      {"fec_latency_ns", fec_latency.to_ns()},
+      {"nic_tx_latency_ns", nic_tx_latency.to_ns()},
+      {"nic_rx_latency_ns", nic_rx_latency.to_ns()},
+      {"hca_rate_gbps", hca_rate_gbps},
+      {"adaptive_routing", adaptive_routing},
+      {"factors", factors ? "calibrated" : "none"},
+      {"s4u_comms", s4u_comms},
+      {"simgrid", {{"network/model", "CM02"}, {"network/crosstraffic", 0}, {"network/TCP-gamma", 0}}}};
+  // The host path (common::DeviceKnobs), recorded when a knob is not neutral.
+  if (host_caps_rate() || host_latency() > Time::zero())
+    j["host"] = {{"pcie_gen", pcie_gen},
+                 {"pcie_lanes", pcie_lanes},
+                 {"gpudirect", gpudirect},
+                 {"host_copy_gbps", host_copy_gbps},
+                 {"host_staging_latency_ns", host_staging_latency.to_ns()},
+                 {"cross_numa", cross_numa},
+                 {"cross_numa_bw_factor", cross_numa_bw_factor},
+                 {"cross_numa_latency_ns", cross_numa_latency.to_ns()},
+                 {"sriov", sriov},
+                 {"sriov_rate_factor", sriov_rate_factor},
+                 {"sriov_latency_ns", sriov_latency.to_ns()}};
+  return j;
 }
 
 FlowConfig flow_config_from(const pkt::PacketConfig& p) {
@@ -407,13 +422,14 @@ struct FlowEngine::Impl {
     }
     // HCA injection cap (DeviceKnobs::hca_rate_gbps; the packet engine paces the HCA's transmitter): one more
     // SimGrid link per capped HCA at the cap's rate, shared by all its flows, first on each of its routes.
-    if (cfg.hca_rate_gbps > 0) {
+    // The host path (PCIe, staging, cross-NUMA, SR-IOV) lowers the same rate (DeviceKnobs::injection_gbps).
+    if (cfg.hca_rate_gbps > 0 || cfg.host_caps_rate()) {
       injection.assign(n, kNil);
       for (std::size_t i = 0; i < n; ++i) {
         const topo::LinkId l = tables.hca_link(static_cast<routing::HcaIndex>(i));
         if (l == topo::kNoLink) continue;
         const double link_gbps = fabric.link(l).speed.rate_gbps();
-        const double cap_gbps = cfg.injection_gbps(link_gbps);
+        const double cap_gbps = cfg.injection_gbps(link_gbps, 1.0 / cfg.header_efficiency());
         if (cap_gbps >= link_gbps) continue;
         sg::Link* sl = z->create_link("cap" + std::to_string(i), cap_gbps * 1e9 / 8.0);
         injection[i] = static_cast<std::uint32_t>(dlinks.size());
@@ -559,7 +575,7 @@ struct FlowEngine::Impl {
       lat = q.route_lat_ps;
       pending_route = &q.links;
     }
-    Time delay = cfg.nic_tx_latency + cfg.nic_rx_latency + Time::ps(lat);
+    Time delay = cfg.tx_latency() + cfg.nic_rx_latency + Time::ps(lat);
     if (cfg.factors) delay += cfg.factors(x.bytes).latency_offset;
     x.delay_ps = delay.count_ps();
     const auto wire = static_cast<double>(cfg.wire_bytes(x.bytes));
@@ -768,7 +784,7 @@ FlowEngine::StaticPath FlowEngine::static_path(routing::HcaIndex src, routing::H
     bw = std::min(bw, impl_->dlinks[d]->get_bandwidth());
   }
   p.bytes_per_s = bw;
-  p.delay = impl_->cfg.nic_tx_latency + impl_->cfg.nic_rx_latency + Time::ps(lat);
+  p.delay = impl_->cfg.tx_latency() + impl_->cfg.nic_rx_latency + Time::ps(lat);
   return p;
 }
 

@@ -74,7 +74,7 @@ void Core::dcqcn_paced(Qp& qp, const Msg& m, Time now, Time& ready, Time& wake) 
   const double old = qp.rp.rate_bps();
   qp.rp.advance(now);
   dcqcn_rate_changed(qp, old);
-  ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
+  ready = std::max(m.rec.posted + cfg.tx_latency(), qp.next_send_time);
   if (ready > now && qp.rp.limited()) wake = std::min(wake, qp.rp.next_timer());
 }
 

@@ -91,6 +91,10 @@ template <auto M> PacketKnob time_ns_knob(const char* name, const char* doc) {
           [](const PacketConfig& c) -> J { return (c.*M).to_ns(); },
           [](PacketConfig& c, const J& v, const std::string&) { c.*M = Time::from_ns(v.get<double>()); }};
 }
+template <auto M> PacketKnob bool_knob(const char* name, const char* doc) {
+  return {name, KnobKind::Bool, "", 0, 0, doc, {}, [](const PacketConfig& c) -> J { return c.*M; },
+          [](PacketConfig& c, const J& v, const std::string&) { c.*M = v.get<bool>(); }};
+}
 template <auto M, auto& Table> PacketKnob choice_knob(const char* name, const char* doc) {
   return {name, KnobKind::Choice, "", 0, 0, doc, choice_names(Table),
           [](const PacketConfig& c) -> J { return choice_name(Table, c.*M); },
@@ -161,6 +165,23 @@ std::vector<PacketKnob> make_knobs() {
                                       "A corrupted packet is dropped at its receiver; below 1e-3."),
       number_knob<&C::hca_rate_gbps>("hca_rate_gbps", "Gb/s", 0, 1e6,
                                      "HCA injection cap (0 = none), e.g. a PCIe-limited NIC."),
+      // The host path (common::DeviceKnobs, docs/packet-models.md "Host path"); both engines apply it.
+      integer_knob<&C::pcie_gen>("pcie_gen", "", 0, 6,
+                                 "Host path: the NIC's PCIe generation 1..6, a rate cap with pcie_lanes (0 = none)."),
+      integer_knob<&C::pcie_lanes>("pcie_lanes", "lanes", 1, 16, "Host path: the NIC's PCIe width: 1, 2, 4, 8 or 16."),
+      bool_knob<&C::gpudirect>("gpudirect",
+                               "Host path: GPUDirect RDMA; false stages data through host memory (copy + latency)."),
+      number_knob<&C::host_copy_gbps>("host_copy_gbps", "Gb/s", 0, 1e6,
+                                      "Host path, gpudirect off: staging copy rate (0 = the HCA's rate)."),
+      time_ns_knob<&C::host_staging_latency>("host_staging_latency_ns",
+                                             "Host path, gpudirect off: added latency per message."),
+      bool_knob<&C::cross_numa>("cross_numa", "Host path: the GPU and the NIC sit on different sockets."),
+      number_knob<&C::cross_numa_bw_factor>("cross_numa_bw_factor", "", 0.01, 1,
+                                            "Host path, cross_numa: rate factor of the GPU <-> NIC path."),
+      time_ns_knob<&C::cross_numa_latency>("cross_numa_latency_ns", "Host path, cross_numa: added latency per message."),
+      bool_knob<&C::sriov>("sriov", "Host path: the NIC is an SR-IOV virtual function."),
+      number_knob<&C::sriov_rate_factor>("sriov_rate_factor", "", 0.01, 1, "Host path, sriov: rate factor."),
+      time_ns_knob<&C::sriov_latency>("sriov_latency_ns", "Host path, sriov: added latency per message."),
       choice_knob<&C::flow_control, kFlowControls>("flow_control",
                                                    "Link-level flow control: credits (IB) or pfc (RoCE lossless)."),
       choice_knob<&C::cc, kCcModes>("cc", "End-to-end congestion control; prefer the scenario key cc.algorithm."),
@@ -199,6 +220,20 @@ void check_range(const PacketKnob& k, double x, const std::string& path) {
 const std::vector<PacketKnob>& packet_knobs() {
   static const std::vector<PacketKnob> knobs = make_knobs(); // immutable after construction
   return knobs;
+}
+
+const std::vector<std::string>& host_knob_names() {
+  static const std::vector<std::string> names = {
+      "pcie_gen",   "pcie_lanes",           "gpudirect",             "host_copy_gbps",
+      "host_staging_latency_ns", "cross_numa", "cross_numa_bw_factor", "cross_numa_latency_ns",
+      "sriov",      "sriov_rate_factor",    "sriov_latency_ns"};
+  return names;
+}
+
+const PacketKnob* find_packet_knob(const std::string& name) {
+  for (const auto& k : packet_knobs())
+    if (name == k.name) return &k;
+  return nullptr;
 }
 
 void check_knob_value(const PacketKnob& k, const nlohmann::json& v, const std::string& path) {
@@ -267,6 +302,10 @@ void PacketConfig::validate() const {
                               " has no entry with a weight above 0: its packets would never leave");
     }
   if (!(bit_error_rate < 1e-3)) bad("bit_error_rate", "must be in [0, 1e-3)");
+  if (pcie_gen == 1 || pcie_gen == 2 || pcie_gen > 6 || pcie_gen < 0)
+    bad("pcie_gen", "must be 3, 4, 5 or 6 (0 = no PCIe cap), got " + std::to_string(pcie_gen));
+  if (pcie_lanes != 1 && pcie_lanes != 2 && pcie_lanes != 4 && pcie_lanes != 8 && pcie_lanes != 16)
+    bad("pcie_lanes", "must be 1, 2, 4, 8 or 16, got " + std::to_string(pcie_lanes));
   dcqcn.validate("packet.dcqcn");
   ibcc.validate("packet.ibcc");
   pfc.validate("packet.pfc");

@@ -120,6 +120,11 @@ struct PacketKnob {
 };
 /// Every knob, in the order of the struct.
 const std::vector<PacketKnob>& packet_knobs();
+/// The host-path knobs among packet_knobs() (common::DeviceKnobs: pcie_gen ... sriov_latency_ns), in table
+/// order: what a calibration profile's `host` section may set (docs/packet-models.md "Host path").
+const std::vector<std::string>& host_knob_names();
+/// The knob named `name`, or nullptr.
+const PacketKnob* find_packet_knob(const std::string& name);
 /// Checks `v` against `k`'s kind, range and choices; InputError "PATH: ..." otherwise.
 void check_knob_value(const PacketKnob& k, const nlohmann::json& v, const std::string& path);
 

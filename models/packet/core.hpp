@@ -233,7 +233,8 @@ struct Core {
   /// The injection rate as both engines define it (common::DeviceKnobs::injection_gbps) on an HCA's cable,
   /// in whole bit/s; the transmitter paces only when it is below the link rate.
   std::uint64_t hca_cap_bps(const topo::Link& link) const {
-    return static_cast<std::uint64_t>(std::llround(cfg.injection_gbps(link.speed.rate_gbps()) * 1e9));
+    return static_cast<std::uint64_t>(
+        std::llround(cfg.injection_gbps(link.speed.rate_gbps(), 1.0 / cfg.header_efficiency()) * 1e9));
   }
 
   // ---------------------------------------------------------------- port.cpp: the transmit path

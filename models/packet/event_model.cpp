@@ -17,7 +17,7 @@ namespace ibn::pkt::detail {
   if (qp.cur_msg == kNil) return 0;
   const Msg& m = msgs[qp.cur_msg];
   const MessageSpec& s = m.rec.spec;
-  if (s.verb == Verb::Read || std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time) > end) return 0;
+  if (s.verb == Verb::Read || std::max(m.rec.posted + cfg.tx_latency(), qp.next_send_time) > end) return 0;
   const std::uint32_t need = PacketConfig::credits_for(request_wire(s, qp.send_off));
   const std::uint8_t vl = vl_of(s.sl);
   if (credits_reach(tx, vl, need) <= end) return 0;

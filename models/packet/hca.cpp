@@ -79,7 +79,7 @@ MessageId Core::post_now(const MessageSpec& s) {
   qp.sendq.push_back(id);
   qp.send_changed();
   activate(s.src, q, false);
-  pacer_of(s.src).request(sim.now() + cfg.nic_tx_latency);
+  pacer_of(s.src).request(sim.now() + cfg.tx_latency());
   return id;
 }
 
@@ -185,7 +185,7 @@ std::uint32_t Core::make_read_response(std::uint32_t q, Tx& tx) {
     qp.cur_msg = mi;
   }
   Msg& m = msgs[mi];
-  Time ready = std::max(m.rec.posted + cfg.nic_tx_latency, qp.next_send_time);
+  Time ready = std::max(m.rec.posted + cfg.tx_latency(), qp.next_send_time);
   if (ready > now && cc_dcqcn && qp.next_send_time > now) dcqcn_paced(qp, m, now, ready, wake);
   if (ready > now) {
     wake = std::min(wake, ready);

@@ -176,7 +176,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("report: axes have labels and units; percentiles and busbw vs ratio have one line per routing") {
+TEST_CASE("report: axes have labels and units, percentiles and busbw vs ratio have one line per routing") {
   const std::string html = render_report(small_whatif(), "whatif.json");
   CHECK(count(html, ">completion time (\xC2\xB5s)</text>") == 2);           // CDF x axis, one per size
   CHECK(count(html, "fraction of iterations \xE2\x89\xA4 x</text>") == 2);  // CDF y axis
@@ -400,7 +400,7 @@ TEST_CASE("report: loader prefers whatif.json, falls back to results.json, names
   CHECK(load_report_input((dir / "results.json").string()).doc == json::parse(R"({"collectives": []})"));
 }
 
-TEST_CASE("report: `ibnetsim report` writes the rendered page; bad input exits 2 naming the file") {
+TEST_CASE("report: `ibnetsim report` writes the rendered page, bad input exits 2 naming the file") {
   const auto dir = ibn::test::scratch_dir("report_cli");
   const json doc = small_whatif();
   std::ofstream(dir / "whatif.json") << doc.dump(2);

@@ -31,7 +31,7 @@ TEST_CASE("tail stats: unsupported percentiles are named with what they need and
   CHECK(unsupported_percentiles(1).size() == 4);
 }
 
-TEST_CASE("tail stats: order-statistic interval around the quantile; open when too few samples") {
+TEST_CASE("tail stats: order-statistic interval around the quantile, open when too few samples") {
   std::vector<double> s;
   for (int i = 1; i <= 1000; ++i) s.push_back(i);
   // Closed form: B ~ Binomial(1000, 0.5) has sd 15.8, so the 95 % ranks are about 500 -/+ 1.96 x 15.8 =

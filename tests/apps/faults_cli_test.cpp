@@ -87,7 +87,7 @@ TEST_CASE("faults: a leaf-spine cable down at t = 0 doubles a cross-spine ring o
   }
 }
 
-TEST_CASE("faults: a fault at t > 0 runs on the packet engine; the flow engine warns") {
+TEST_CASE("faults: a fault at t > 0 runs on the packet engine, the flow engine warns") {
   const auto dir = ibn::test::scratch_dir("faults-timed").string();
   auto doc = ring_scenario("packet");
   doc["faults"] = {{"events",

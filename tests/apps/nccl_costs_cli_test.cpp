@@ -22,7 +22,7 @@ double median_abs_error(const nlohmann::json& v) {
 }
 } // namespace
 
-TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section; validate uses it") {
+TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section, and validate uses it") {
   const auto dir = ibn::test::scratch_dir("nccl-costs-fit");
   const auto profile = (dir / "p.json").string();
   auto r = ibn::test::run_cli("calibrate fit " + kSnellius + " --nccl-max-bytes 32K -o " + profile + " 2>&1");
@@ -45,7 +45,7 @@ TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section; validate 
   // The log names NCCL 2.22.3; validate passes it on. With the fitted profile the rows it was fitted on
   // come closer than without any cost (the fit's own data: a check of the wiring, not of prediction).
   const std::string base = "validate nccl-tests " + kSnellius + " --engine flow -n 1 --max-bytes 32K --json";
-  r = ibn::test::run_cli(base + " 2>/dev/null");
+  r = ibn::test::run_cli(base + " --set nccl.costs=false 2>/dev/null"); // costs are on by default
   REQUIRE(r.code == 0);
   const auto off = nlohmann::json::parse(r.out);
   CHECK(off.at("runs").at(0).at("nccl_version") == "2.22.3");
@@ -69,4 +69,25 @@ TEST_CASE("nccl.version: not a version is exit 2 naming the key") {
   CHECK(r.code == 2);
   CHECK(r.out.find("nccl.version") != std::string::npos);
   CHECK(r.out.find("banana") != std::string::npos);
+}
+
+TEST_CASE("calibrate fit: the NCCL cost fit simulates without NCCL's costs, which are on by default") {
+  // Regression: after nccl.costs became true by default, the fit's simulation charged the table's costs
+  // itself and the fitted base and net step came out 0 (docs/validation.md's leave-one-out rows).
+  const auto dir = ibn::test::scratch_dir("nccl-costs-fit-default-on");
+  const auto fabric = (dir / "hdr.json").string(), profile = (dir / "p.json").string();
+  auto r =
+      ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 64 --hosts 64 --rate HDR -o " + fabric);
+  REQUIRE(r.code == 0);
+  r = ibn::test::run_cli(
+      "calibrate fit " + kData +
+      "/nccl-tests/a100-hdr200x4-ib-4node-32gpu-all_reduce-4B-32M-abci-aist-job7194285.log " + kData +
+      "/nccl-tests/a100-hdr200x4-ib-8node-64gpu-all_reduce-4B-32M-abci-aist-job7194286.log" +
+      " --nccl-fabric " + fabric + " -o " + profile);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto n = ibn::test::read_json_file(profile).at("nccl");
+  CHECK(n.at("base_fixed") == false); // two step counts: base and net step fitted jointly
+  CHECK(n.at("base").at("value").get<double>() == doctest::Approx(14.75).epsilon(0.05));
+  CHECK(n.at("net_step").at("value").get<double>() == doctest::Approx(3.43).epsilon(0.05));
 }

@@ -230,7 +230,7 @@ TEST_CASE("generators refuse fabrics beyond the limits within 5 s, naming the es
   CHECK(run_cli("topo generate fat-tree --tiers 2 --radix 8 --rails 3 --max-hosts 96 -o -").code == 0);
 }
 
-TEST_CASE("runs beyond the event limit are refused within 5 s; others report their estimate first") {
+TEST_CASE("runs beyond the event limit are refused within 5 s, others report their estimate first") {
   const auto dir = scratch_dir("robust_run");
   const auto scen = dir / "huge.json";
   write(scen, R"({"fabric": {"generator": "fat-tree", "params": {"radix": 8}},
@@ -286,7 +286,7 @@ TEST_CASE("topo info on an imported fabric that is not connected: exit 0, connec
   CHECK(j["connected"] == false);
 }
 
-TEST_CASE("zero is not a silent default; absurd cable lengths are refused") {
+TEST_CASE("zero is not a silent default, absurd cable lengths are refused") {
   for (const char* args : {"fat-tree --leaf-ports 0", "dragonfly --a 0 --p 2", "dragonfly --p 0 --a 4",
                            "dragonfly --h 0 --p 2", "dragonfly --g 0 --p 2", "fat-tree --cable-m host=1e308"}) {
     INFO(args);

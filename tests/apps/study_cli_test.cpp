@@ -73,7 +73,7 @@ TEST_CASE("whatif -j 2 on both engines: the same results as -j 1 (wall-clock fie
 }
 
 TEST_CASE(
-    "run.segment_iterations: segment 0 is the plain run's start; a resumed run equals an uninterrupted one") {
+    "run.segment_iterations: segment 0 is the plain run's start, a resumed run equals an uninterrupted one") {
   const auto plain = ibn::test::scratch_dir("seg-plain"), seg = ibn::test::scratch_dir("seg-full"),
              resumed = ibn::test::scratch_dir("seg-resumed");
   const std::string loud =

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -72,4 +74,71 @@ TEST_CASE("validate --engine flow: bad input found inside the child process is s
                          "--engine flow --max-bytes 64 -n 1 --set nvlink.latency_us=-1");
   CHECK(o.code == 2);
   CHECK(o.out.find("nvlink.latency_us") != std::string::npos);
+}
+
+TEST_CASE(
+    "validate nccl-tests: a how-to page naming the test by 'run_nccl_tests.sh -t all_gather', two tests "
+    "cut before their tables") {
+  // Before: "cannot tell which collective was measured" (exit 2) for the tests cut before their tables.
+  const auto r = ibn::test::run_cli(
+      "validate nccl-tests " + kData +
+      "/nccl-tests/b200-gke-a4-roce-cx7-400g-2node-16gpu-all_gather-1K-8G-doc-kubernetes-sigs-"
+      "dranet.md --engine flow -n 1 --max-bytes 64M --json 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto v = nlohmann::json::parse(r.out);
+  REQUIRE(v.at("runs").size() == 1);
+  CHECK(v.at("runs").at(0).at("test") == "all_gather_perf");
+  CHECK(v.at("runs").at(0).at("nodes") == 2);
+  CHECK(v.at("runs").at(0).at("gpus_per_node") == 8);
+  CHECK(v.at("runs").at(0).at("nccl_version") == "2.26.6"); // the plain "NCCL version" line
+  CHECK(v.at("rows").size() == 16);                         // 2 KiB .. 64 MiB (1 KiB prints busbw 0.00)
+  REQUIRE(v.at("notes").size() == 2);
+  CHECK(v.at("notes").at(0).get<std::string>().find(":613: this test has no results table") !=
+        std::string::npos);
+}
+
+TEST_CASE("validate nccl-tests: the version of a log run with NCCL_DEBUG=VERSION reaches the cost model") {
+  // Before: "NCCL version 2.26.2+cuda12.8" without the NCCL INFO prefix was not read (empty nccl_version).
+  const auto r = ibn::test::run_cli(
+      "validate nccl-tests " + kData +
+      "/nccl-tests/h100-ndr400x8-ib-2node-4node-8node-all_reduce-nccl-tests-issue309.md --engine flow -n 1 "
+      "--max-bytes 1M --json 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto v = nlohmann::json::parse(r.out);
+  REQUIRE(v.at("runs").size() >= 2);
+  CHECK(v.at("runs").at(0).at("nccl_version") == "2.26.2");
+  CHECK(v.at("runs").at(1).at("nccl_version") == "2.26.2");
+}
+
+TEST_CASE(
+    "calibrate fit: a perftest report whose rows begin with '#' reads (no 'no perftest result table')") {
+  // Issue 16 item 6: such a report was "no perftest result table found" (exit 2). The parser's unit test is
+  // tests/calibration/perftest_parser_test.cpp "perftest report pasted as comments"; this one goes through
+  // the binary.
+  const auto dir = ibn::test::scratch_dir("hashed-perftest");
+  const std::string hashed = (dir / "hashed.txt").string();
+  {
+    std::ifstream in(kData + "/perftest/cx3-mt4099-qdr40g-ib-ib_write_bw-a.txt", std::ios::binary);
+    std::ofstream out(hashed, std::ios::binary);
+    std::string line;
+    while (std::getline(in, line)) out << "# " << line << "\n";
+  }
+  const auto plain = ibn::test::run_cli(
+      "calibrate fit " + kData + "/perftest/cx3-mt4099-qdr40g-ib-ib_write_bw-a.txt --link-rate QDR -o " +
+      (dir / "plain.json").string());
+  const auto r =
+      ibn::test::run_cli("calibrate fit " + hashed + " --link-rate QDR -o " + (dir / "hashed.json").string());
+  INFO(r.out);
+  REQUIRE(plain.code == 0);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("no perftest result table") == std::string::npos);
+  // The same fit: the profiles' bandwidth parameters agree.
+  auto load = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return nlohmann::json::parse(in);
+  };
+  const auto a = load(dir / "plain.json"), b = load(dir / "hashed.json");
+  CHECK(a.at("bandwidth") == b.at("bandwidth"));
 }

@@ -25,7 +25,7 @@ const std::string kSnelB =
 
 } // namespace
 
-TEST_CASE("calibrate fit --repeats writes a variability section; mismatched and bad inputs exit 2") {
+TEST_CASE("calibrate fit --repeats writes a variability section, mismatched and bad inputs exit 2") {
   const auto dir = ibn::test::scratch_dir("var-fit");
   const auto out = (dir / "p.json").string();
   const auto r =
@@ -120,7 +120,7 @@ TEST_CASE("validate repeats --leave-one-out: rows, per-run coverage and ratio er
   CHECK(o.out.find(osu) != std::string::npos);
 }
 
-TEST_CASE("whatif --stragglers: one point per token, each row names it; bad tokens exit 2") {
+TEST_CASE("whatif --stragglers: one point per token, each row names it, bad tokens exit 2") {
   const auto dir = ibn::test::scratch_dir("var-whatif");
   const nlohmann::json scenario = {
       {"name", "strag"},

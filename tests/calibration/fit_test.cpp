@@ -80,7 +80,7 @@ TEST_CASE("latency segments: too little data is an error") {
         }).find("two or more") != std::string::npos);
 }
 
-TEST_CASE("bandwidth fit: S / (o + S/B) recovered; bound by link rate x header efficiency") {
+TEST_CASE("bandwidth fit: S / (o + S/B) recovered, bound by link rate x header efficiency") {
   // o = 200 ns, B = 30 Gb/s: BW(S) = 8 S / (200 + 8 S / 30) Gb/s.
   std::vector<SizePoint> pts;
   for (auto s : pow2(2, 8u << 20)) {

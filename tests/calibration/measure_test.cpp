@@ -52,7 +52,7 @@ TEST_CASE("host and device names that could become options or shell words are re
   CHECK(test::error_of([] { check_device_name("mlx5_0", "--device"); }).empty());
 }
 
-TEST_CASE("remote arguments are single-quoted; ssh gets host, then --, then one command string") {
+TEST_CASE("remote arguments are single-quoted, ssh gets host, then --, then one command string") {
   CHECK(shell_quote("abc") == "'abc'");
   CHECK(shell_quote("it's") == "'it'\\''s'");
   CHECK(shell_quote("$(rm -rf /)") == "'$(rm -rf /)'");

@@ -515,15 +515,132 @@ TEST_CASE("nccl-tests '_perf_mpi' binary names and sweeps starting at 0 B (Snell
 TEST_CASE("nccl-tests parser: a row split by interleaved NCCL INFO output is ignored with a warning") {
   // Snellius all_reduce (tests/data/SOURCES.md): the 2 MiB row's size columns are on line 334, followed by
   // NCCL INFO lines; its result columns ("87.18 24.05 42.10 0 85.11 ...") are alone on line 396.
-  const auto runs = ibn::calib::parse_nccl_tests_file(std::string(IBNETSIM_TEST_DATA) +
-                                                      "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-snellius-odissei.log");
+  const auto runs = ibn::calib::parse_nccl_tests_file(
+      std::string(IBNETSIM_TEST_DATA) +
+      "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-snellius-odissei.log");
   REQUIRE(runs.size() == 1);
   const auto& r = runs[0];
   bool warned = false;
-  for (const auto& w : r.warnings) warned = warned || (w.find(":396:") != std::string::npos && w.find("split") != std::string::npos);
+  for (const auto& w : r.warnings)
+    warned = warned || (w.find(":396:") != std::string::npos && w.find("split") != std::string::npos);
   CHECK(warned);
   CHECK(r.rows.size() == 30); // 8 B .. 8 GiB is 31 sizes, minus the split one
   for (const auto& row : r.rows) CHECK(row.size_bytes != 2097152);
   CHECK(r.rows.back().size_bytes == 8589934592ull);
   CHECK(r.rows.back().oop.time_us == doctest::Approx(96276));
+}
+
+TEST_CASE("nccl-tests plain 'NCCL version X+cudaY' line (NCCL_DEBUG=VERSION) gives the NCCL version") {
+  // Regression: only the NCCL INFO form ("host:pid:tid [0] NCCL INFO NCCL version ...") was read, so the
+  // issue 309 log, run with NCCL_DEBUG=VERSION, had no version.
+  const auto runs = load("h100-ndr400x8-ib-2node-4node-8node-all_reduce-nccl-tests-issue309.md");
+  REQUIRE(runs.size() >= 2);
+  CHECK(runs[0].nccl_version == "2.26.2"); // line 73, 2 nodes bare metal
+  CHECK(runs[0].nnodes == 2);
+  CHECK(runs[1].nccl_version == "2.26.2"); // line 184, 4 VMs
+  CHECK(runs[1].nnodes == 4);
+  // The second user's runs print no version: none is carried over from the first user's.
+  for (std::size_t i = 2; i < runs.size(); ++i) CHECK(runs[i].nccl_version.empty());
+
+  // Between the rank lines and the table (where nccl-tests prints it), and between rows.
+  const std::string plain = kHead + "NCCL version 2.19.3+cuda12.2\n" + kRow8 + kRow16 + kTail;
+  auto r = parse_text(plain);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].nccl_version == "2.19.3");
+  CHECK(r[0].rows.size() == 2);
+  CHECK(r[0].warnings.empty());
+  r = parse_text(kHead + kRow8 + "NCCL version 2.8.4+cuda11.0\n" + kRow16 + kTail);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].nccl_version == "2.8.4");
+  CHECK(r[0].rows.size() == 2);
+  CHECK(r[0].warnings.empty());
+  // After a test's summary it belongs to the next test.
+  r = parse_text(kHead + kRow8 + kTail + "NCCL version 2.21.5+cuda12.4\n" + kHead + kRow8 + kTail);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].nccl_version.empty());
+  CHECK(r[1].nccl_version == "2.21.5");
+  // Not a version: ignored like other prose outside a table.
+  r = parse_text(kHead + "NCCL version unknown\n" + kRow8 + kTail);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].nccl_version.empty());
+  // The NCCL INFO form still reads.
+  r = parse_text("node-a:11:11 [0] NCCL INFO NCCL version 2.22.3+cuda12.6\n" + kHead + kRow8 + kTail);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].nccl_version == "2.22.3");
+}
+
+TEST_CASE(
+    "nccl-tests B200 GKE how-to page: the collective from the wrapper's '-t all_gather', cut tests kept") {
+  // Regression: "cannot tell which collective was measured". The page runs
+  // "run_nccl_tests.sh -t all_gather -b 1K -e 8G ..." three times; only the first output has its table, the
+  // other two were cut by the author ("# ... (truncated NCCL output for brevity) ...").
+  const std::string name =
+      "b200-gke-a4-roce-cx7-400g-2node-16gpu-all_gather-1K-8G-doc-kubernetes-sigs-dranet.md";
+  const auto runs = load(name);
+  REQUIRE(runs.size() == 3);
+  const auto& a = runs[0];
+  CHECK(a.collective == NcclCollective::all_gather);
+  CHECK(a.collective_from == "command line");
+  CHECK(a.nranks == 16);
+  CHECK(a.nnodes == 2);
+  CHECK(a.gpus_per_node == 8);
+  CHECK(a.nccl_version == "2.26.6"); // plain "NCCL version 2.26.6+cuda12.8", line 366
+  CHECK(a.ranks.at(15).gpu == "NVIDIA B200");
+  CHECK(a.config.min_bytes == 1024u);
+  CHECK(a.config.max_bytes == 8589934592ull);
+  CHECK(a.config.iters == 100);
+  REQUIRE(a.rows.size() == 24); // 1 KiB .. 8 GiB
+  CHECK(a.rows.front().size_bytes == 1024u);
+  CHECK(a.rows.front().oop.time_us == doctest::Approx(280.4));
+  CHECK(a.rows.back().size_bytes == 8589934592ull);
+  CHECK(a.rows.back().oop.time_us == doctest::Approx(30970));
+  CHECK(a.rows.back().oop.busbw_gbs == doctest::Approx(260.03));
+  CHECK(a.rows.back().ip->busbw_gbs == doctest::Approx(259.25));
+  REQUIRE(a.avg_busbw_gbs);
+  CHECK(*a.avg_busbw_gbs == doctest::Approx(59.3638));
+  CHECK(a.warnings.empty());
+  for (std::size_t i = 1; i < 3; ++i) {
+    const auto& cut = runs[i];
+    CHECK(cut.rows.empty());
+    CHECK(cut.collective == NcclCollective::all_gather);
+    CHECK(cut.collective_from == "command line");
+    CHECK(cut.nranks == 16);
+    CHECK(cut.nnodes == 4); // 4 pods of 4 GPUs
+    CHECK(cut.gpus_per_node == 4);
+    CHECK(any_warning(cut, "no results table for this test"));
+  }
+  CHECK(runs[1].avg_busbw_gbs == doctest::Approx(22.2173));
+
+  // Under a neutral name the command line still decides; without the command lines the table fits
+  // all_gather and alltoall, and the choice is a warning, not silent.
+  const std::string text = slurp(fixture(name));
+  const auto neutral = parse_text(text, "page.md");
+  CHECK(neutral[0].collective == NcclCollective::all_gather);
+  CHECK(neutral[0].collective_from == "command line");
+  const auto bare = parse_text(without_lines(text, "run_nccl_tests.sh"), "page.md");
+  CHECK(bare[0].collective == NcclCollective::all_gather);
+  CHECK(bare[0].collective_from == "table");
+  CHECK(any_warning(bare[0], "the table fits all_gather or alltoall; assuming all_gather"));
+  CHECK(bare[1].collective == NcclCollective::unknown);
+}
+
+TEST_CASE("nccl-tests command lines: a wrapper's test option names the collective, prose does not") {
+  const std::string rows = kRow8 + kRow16 + kTail;
+  const std::string header = kHead.substr(kHead.find('\n') + 1); // without "# Collective test starting"
+  auto coll = [&](const std::string& cmd) { return parse_text(cmd + "\n" + header + rows, "x.log")[0]; };
+  CHECK(coll("$ ./run_nccl_tests.sh -t all_reduce -b 8 -e 32 h1 h2").collective ==
+        NcclCollective::all_reduce);
+  CHECK(coll("$ ./run_nccl_tests.sh -t all_reduce -b 8 -e 32 h1 h2").collective_from == "command line");
+  CHECK(coll("bench --test=allreduce --nodes 2").collective == NcclCollective::all_reduce);
+  CHECK(coll("bench --collective sendrecv").collective == NcclCollective::sendrecv);
+  // Contradicting the table: kept, with a warning.
+  const auto rs = coll("bench --collective reduce_scatter");
+  CHECK(rs.collective == NcclCollective::reduce_scatter);
+  CHECK(any_warning(rs, "the log names reduce_scatter but the table looks like"));
+  // Not options: nccl-tests' own "-t 1" (threads), a bare word in prose, "--" ending options.
+  for (const char* prose : {"mpirun -np 2 ./my_bench -t 1 -g 1", "the same all_gather test gives half",
+                            "kubectl exec -it pod -- all_gather"}) {
+    INFO(prose);
+    CHECK(coll(prose).collective_from != "command line");
+  }
 }

@@ -214,7 +214,7 @@ TEST_CASE("flow: call_at runs at its time, same-time callbacks in posting order"
   CHECK(r == expect);
 }
 
-TEST_CASE("flow: messages of one QP are delivered in posting order; another QP overtakes") {
+TEST_CASE("flow: messages of one QP are delivered in posting order, another QP overtakes") {
   const topo::Fabric f = two_tier(8);
   const routing::RoutingTables t = routing::route_ftree(f);
   const json r = in_child([&] {
@@ -229,7 +229,7 @@ TEST_CASE("flow: messages of one QP are delivered in posting order; another QP o
   CHECK(r == json::array({"small-qp1", "big", "small-same-qp"}));
 }
 
-TEST_CASE("flow: bad sends are InputErrors; a second engine in one process is an error, not UB") {
+TEST_CASE("flow: bad sends are InputErrors, a second engine in one process is an error, not UB") {
   const topo::Fabric f = two_tier(8);
   const routing::RoutingTables t = routing::route_ftree(f);
   const json r = in_child([&] {
@@ -304,7 +304,7 @@ json random_run(const topo::Fabric& f, const routing::RoutingTables& t, bool ar,
 }
 } // namespace
 
-TEST_CASE("flow: a run is deterministic; the report conserves bytes") {
+TEST_CASE("flow: a run is deterministic, the report conserves bytes") {
   const topo::Fabric f = two_tier(8, std::nullopt, {{3, 1}});
   const routing::RoutingTables t = routing::route_ftree(f);
   for (const bool ar : {false, true}) {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -183,4 +184,77 @@ TEST_CASE("shared device knobs: an HCA rate cap binds both engines alike") {
   const auto [packet_free, flow_free] = both(t, pkt::PacketConfig{}, bytes);
   CHECK(packet.delivered_ps > 3 * packet_free.delivered_ps);
   CHECK(flow.delivered_ps > 3 * flow_free.delivered_ps);
+}
+
+TEST_CASE("host path: every host knob moves both engines by its closed form") {
+  // One 1 MiB message HCA 0 -> HCA 5 (leaf, spine, leaf), alone, on both engines. With a host knob set, its
+  // time moves from the defaults' by
+  //   delta = host latency per message + wire x 8 x (1/r - 1/L)
+  // L the cable's rate, r the injection rate the knob gives (wire Gb/s; w = (4096 + 26)/4096 wire bytes per
+  // payload byte; PCIe payload rate per lane = GT/s x encoding x 256/(256 + 24) x 0.95 for Gen3-5
+  // (128b/130b), GT/s x 236/256 x 256/(256 + 16) for Gen6 FLITs):
+  //   pcie 4 x16: r = min(L, 16 x 16 x 128/130 x 256/280 x 0.95 x w) = 218.9 w   (Gen3 x8: 54.7 w, Gen6 x4:
+  //   222.1 w) gpudirect off: r = 1/(1/L + 1/h), h = host_copy_gbps x w or L; + host_staging_latency (1 us)
+  //   cross_numa: r = L x cross_numa_bw_factor (0.5); + cross_numa_latency (200 ns)
+  //   sriov: r = L x sriov_rate_factor (1); + sriov_latency (100 ns)
+  // The flow engine sends the message at r (within 1 ns of the form); the packet engine paces packets at r
+  // and sends the last at L: within one packet at r. A knob that an engine ignores leaves its time unchanged
+  // and fails the check; a host knob without a case here fails the first check.
+  const Tree t = tree();
+  const double L = t.fabric.link(t.tables.hca_link(0)).speed.rate_gbps();
+  const double w = (4096.0 + 26.0) / 4096.0;
+  const double gen4x16 = 16 * 16 * (128.0 / 130.0) * (256.0 / 280.0) * 0.95 * w;
+  const double gen3x8 = 8 * 8 * (128.0 / 130.0) * (256.0 / 280.0) * 0.95 * w;
+  const double gen6x4 = 64 * 4 * (236.0 / 256.0) * (256.0 / 272.0) * w;
+  auto series = [](double a, double b) { return 1.0 / (1.0 / a + 1.0 / b); };
+  struct Case {
+    json set;          // packet knobs
+    double rate_gbps;  // r
+    double latency_ns; // host latency per message
+    std::vector<std::string> covers;
+  };
+  const std::vector<Case> cases = {
+      {{{"pcie_gen", 4}}, std::min(L, gen4x16), 0, {"pcie_gen"}},
+      {{{"pcie_gen", 3}, {"pcie_lanes", 8}}, std::min(L, gen3x8), 0, {"pcie_gen", "pcie_lanes"}},
+      {{{"pcie_gen", 6}, {"pcie_lanes", 4}}, std::min(L, gen6x4), 0, {"pcie_gen", "pcie_lanes"}},
+      {{{"gpudirect", false}}, series(L, L), 1000, {"gpudirect"}},
+      {{{"gpudirect", false}, {"host_copy_gbps", 100}}, series(L, 100 * w), 1000, {"host_copy_gbps"}},
+      {{{"gpudirect", false}, {"host_staging_latency_ns", 5000}},
+       series(L, L),
+       5000,
+       {"host_staging_latency_ns"}},
+      {{{"cross_numa", true}}, L * 0.5, 200, {"cross_numa"}},
+      {{{"cross_numa", true}, {"cross_numa_bw_factor", 0.8}}, L * 0.8, 200, {"cross_numa_bw_factor"}},
+      {{{"cross_numa", true}, {"cross_numa_latency_ns", 700}}, L * 0.5, 700, {"cross_numa_latency_ns"}},
+      {{{"sriov", true}}, L, 100, {"sriov"}},
+      {{{"sriov", true}, {"sriov_rate_factor", 0.5}}, L * 0.5, 100, {"sriov_rate_factor"}},
+      {{{"sriov", true}, {"sriov_latency_ns", 900}}, L, 900, {"sriov_latency_ns"}},
+  };
+  std::set<std::string> covered;
+  for (const Case& c : cases) covered.insert(c.covers.begin(), c.covers.end());
+  for (const std::string& name : pkt::host_knob_names()) {
+    CAPTURE(name);
+    CHECK(covered.count(name) == 1);
+  }
+  const std::uint64_t bytes = 1ull << 20;
+  const pkt::PacketConfig defaults;
+  const double wire = static_cast<double>(defaults.write_wire_bytes(bytes));
+  const auto [packet0, flow0] = both(t, defaults, bytes);
+  for (const Case& c : cases) {
+    CAPTURE(c.set.dump());
+    pkt::PacketConfig pc;
+    pc.apply_json(c.set, "test");
+    CHECK(pc.injection_gbps(L, w) == doctest::Approx(c.rate_gbps).epsilon(1e-12));
+    const double expected_ps = c.latency_ns * 1e3 + wire * 8 * (1 / c.rate_gbps - 1 / L) * 1e3;
+    const double packet_at_r_ps = pc.max_packet_wire_bytes() * 8.0 / c.rate_gbps * 1e3;
+    const auto [packet, flow] = both(t, pc, bytes);
+    const double dp = static_cast<double>(packet.delivered_ps - packet0.delivered_ps);
+    const double df = static_cast<double>(flow.delivered_ps - flow0.delivered_ps);
+    CAPTURE(expected_ps);
+    CAPTURE(dp);
+    CAPTURE(df);
+    CHECK(expected_ps >= 1e5); // every case moves the time by at least 100 ns
+    CHECK(std::abs(df - expected_ps) <= 1000);
+    CHECK(std::abs(dp - expected_ps) <= packet_at_r_ps + 2);
+  }
 }

@@ -154,7 +154,7 @@ TEST_CASE("ECN marking follows Kmin/Kmax: none below Kmin, all above Kmax, at en
   }
 }
 
-TEST_CASE("PFC: an incast pauses the senders without loss; pause frames come in XOFF/XON pairs") {
+TEST_CASE("PFC: an incast pauses the senders without loss, pause frames come in XOFF/XON pairs") {
   const topo::Fabric f = cc_star(5);
   PacketConfig cfg;
   cfg.apply_json(

@@ -185,7 +185,7 @@ TEST_CASE("a leaf uplink degraded 4x -> 1x slows a flow crossing it 4 times") {
         doctest::Approx(4.0).epsilon(0.02).scale(0));
 }
 
-TEST_CASE("conservation: a spine cable fails mid-run; every message delivered once, nothing left") {
+TEST_CASE("conservation: a spine cable fails mid-run, every message delivered once, nothing left") {
   const topo::Fabric f = tree32();
   PacketConfig cfg;
   cfg.ack_timeout = ib_ack_timeout(6); // 262 us: lost tails are recovered within the test
@@ -222,7 +222,7 @@ TEST_CASE("conservation: a spine cable fails mid-run; every message delivered on
   CHECK(r.net->link_up(dead));
 }
 
-TEST_CASE("a QP whose only path is dead exhausts its retries and is reported; the run ends") {
+TEST_CASE("a QP whose only path is dead exhausts its retries and is reported, the run ends") {
   const topo::Fabric f = tree32();
   PacketConfig cfg;
   cfg.ack_timeout = ib_ack_timeout(4); // 65.5 us

@@ -27,7 +27,7 @@ topo::Fabric fat_tree_3(int radix, std::int64_t hosts) {
 
 } // namespace
 
-TEST_CASE("an idle fabric makes no port; a run makes only the ports its packets use") {
+TEST_CASE("an idle fabric makes no port, a run makes only the ports its packets use") {
   const topo::Fabric f = fat_tree_3(8, 40);
   test::Run r(f, PacketConfig{}, "ftree");
   CHECK(r.net->num_ports() == 2 * f.num_links());

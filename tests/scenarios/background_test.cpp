@@ -173,7 +173,7 @@ TEST_CASE("background: incast receiver sees N x load x rate") {
   CHECK(std::abs(rx_gbps - 3 * 0.2 * 100) < 0.05 * 60);
 }
 
-TEST_CASE("background: permutation is a fixed derangement; uniform spreads over the others") {
+TEST_CASE("background: permutation is a fixed derangement, uniform spreads over the others") {
   FakeEngine e(8, 100'000'000'000ull, Time::us(1));
   auto s = spec(BackgroundPattern::Permutation, iota(8), 0.1, GapDistribution::Exponential);
   s.stop = Time::ms(2);

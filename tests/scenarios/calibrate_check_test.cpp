@@ -118,7 +118,7 @@ TEST_CASE("check: a profile fitted on MOC 1 QP predicts the same hardware's 16-Q
   CHECK(target(r, "bw_ge_64KiB").stats.median_abs_error_pct <= 3.0);
 }
 
-TEST_CASE("check: ib_read_bw sizes 2..128 B (no target rows; message rate reproduced)") {
+TEST_CASE("check: ib_read_bw sizes 2..128 B (no target rows, message rate reproduced)") {
   const std::string f = "github-issue-ucx-8852-ib_read_bw-a-mlx5-ib-PARTIAL.txt";
   const auto r = check(fit({f}, 0), {f});
   INFO(to_text(r));

@@ -203,6 +203,56 @@ TEST_CASE("double binary tree: shape, complementarity, depth") {
   }
 }
 
+TEST_CASE("tree AllReduce: NCCL's channel doubling puts both trees on every NIC") {
+  // 16 channels over 8 NICs per node: channel c < 8 runs tree 0, channel c + 8 the mirrored tree 1 on the
+  // same NIC (graph channel c). Every NIC that sends between nodes serves both trees, so the two trees'
+  // roles (leaf in one, inner node in the other) balance on it.
+  auto s = spec(CollOp::AllReduce, 64 * MiB, 32, 8, 8, "tree");
+  s.channels = 16;
+  const auto d = build_collective(s);
+  std::map<std::pair<std::uint32_t, std::int32_t>, std::set<std::uint32_t>> trees; // (node, rail) -> trees
+  for (const auto& t : d.transfers())
+    if (t.src / 8 != t.dst / 8) {
+      CHECK(t.rail == static_cast<std::int32_t>(t.channel % 8));
+      trees[{t.src / 8, t.rail}].insert(t.channel / 8);
+    }
+  CHECK(trees.size() == 4 * 8);
+  for (const auto& [nic, set] : trees) {
+    INFO("node " << nic.first << " rail " << nic.second);
+    CHECK(set.size() == 2);
+  }
+}
+
+TEST_CASE("sendrecv and alltoall with the NCCL model: 2 channels per peer and a per-channel rate") {
+  // NCCL_NCHANNELS_PER_NET_PEER = 2: the chunks to one peer alternate over 2 channels; peer d (1-based) of
+  // an alltoall takes channels 2(d-1), 2(d-1)+1 mod C. The DAG carries the per-channel rate (14 GB/s).
+  auto s = spec(CollOp::SendRecv, 4 * MiB, 16, 8, 8, "direct");
+  s.nccl_costs = true;
+  auto d = build_collective(s);
+  CHECK(d.channels == 16);
+  CHECK(d.channel_gbps == doctest::Approx(14.0 * 8));
+  std::map<std::uint32_t, std::set<std::uint32_t>> ch; // rank -> channels used
+  for (const auto& t : d.transfers()) ch[t.src].insert(t.channel);
+  for (const auto& [r, set] : ch) CHECK(set == std::set<std::uint32_t>{0, 1});
+  s.op = CollOp::AllToAll;
+  s.ranks = 4;
+  s.gpus_per_node = 1;
+  s.nics_per_node = 1; // 2 channels: every peer on both
+  d = build_collective(s);
+  for (const auto& t : d.transfers()) CHECK(t.channel < 2);
+  // Without the model, chunks go round every channel and no rate is set.
+  s.nccl_costs = false;
+  s.op = CollOp::SendRecv;
+  s.ranks = 16;
+  s.gpus_per_node = 8;
+  s.nics_per_node = 8;
+  d = build_collective(s);
+  CHECK(d.channel_gbps == 0);
+  std::set<std::uint32_t> all;
+  for (const auto& t : d.transfers()) all.insert(t.channel);
+  CHECK(all.size() == 16);
+}
+
 TEST_CASE("tree AllReduce: bytes per rank and total, reduce before broadcast") {
   // 4 nodes x 2 GPUs, 2 NICs -> 4 channels (2 per tree); S a multiple of 4 channels x the chunk.
   const std::uint32_t n = 8, g = 2;
@@ -249,7 +299,7 @@ TEST_CASE("tree AllReduce: bytes per rank and total, reduce before broadcast") {
   CHECK(symbolic_run(d1, Time::ns(3), 20) == (Time::ns(5) + Time::ps(64 * KiB * 20)) * 6);
 }
 
-TEST_CASE("halving-doubling AllReduce: partners, steps, bytes; power of two only") {
+TEST_CASE("halving-doubling AllReduce: partners, steps, bytes, power of two only") {
   const std::uint32_t n = 8;
   const std::uint64_t S = 2 * n * 4 * MiB;
   const auto d = build_collective(spec(CollOp::AllReduce, S, n, 2, 1, "halving-doubling"));

@@ -42,7 +42,7 @@ std::string error_of(const nlohmann::json& doc) {
 
 } // namespace
 
-TEST_CASE("faults: RS-FEC codeword failure is the binomial tail; its leading term at a low BER") {
+TEST_CASE("faults: RS-FEC codeword failure is the binomial tail, its leading term at a low BER") {
   // Leading term of P(X > t), X ~ Binomial(n, p_s): C(n, t+1) p_s^(t+1) (1 - p_s)^(n-t-1); the next term is
   // smaller by (n-t-1)/(t+2) * p_s/(1-p_s), ~0.3 % for RS(544,514) at BER 1e-5 (p_s ~ 1e-4).
   for (const auto& [fec, n, t] : {std::tuple{FecKind::Rs544, 544, 15}, std::tuple{FecKind::Rs528, 528, 7}}) {
@@ -73,7 +73,7 @@ TEST_CASE("faults: RS-FEC codeword failure is the binomial tail; its leading ter
         doctest::Approx(-std::expm1(8000 * std::log1p(-1e-6))));
 }
 
-TEST_CASE("faults: absent section leaves the effective configuration as it was; given, defaults filled") {
+TEST_CASE("faults: absent section leaves the effective configuration as it was, given, defaults filled") {
   const auto s = ibn::scen::make_scenario(base_doc(), "s.json", "");
   CHECK_FALSE(s.effective.contains("faults"));
   CHECK_FALSE(s.faults.given);

@@ -194,7 +194,7 @@ TEST_CASE("scenario: packet keys are declared once and typed by their declaratio
             .find("packet.num_vls: expected a whole number") == 0);
 }
 
-TEST_CASE("scenario: conflicting keys are refused, naming both; a packet key alone sets the scenario key") {
+TEST_CASE("scenario: conflicting keys are refused, naming both, a packet key alone sets the scenario key") {
   // routing.adaptive vs packet.ar_mode
   CHECK(error_of([] {
           make_scenario(J{{"routing", {{"adaptive", "per-packet"}}}, {"packet", {{"ar_mode", "off"}}}}, "s.json", "");

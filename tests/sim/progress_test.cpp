@@ -29,7 +29,7 @@ TEST_CASE("progress: fraction over segments, percentage, elapsed and ETA") {
   CHECK(ibn::progress_text(fresh, 2'000'000'001).find("ETA unknown") != std::string::npos);
 }
 
-TEST_CASE("progress: a forked child's updates reach the parent; the printer waits, then repeats") {
+TEST_CASE("progress: a forked child's updates reach the parent, the printer waits, then repeats") {
   ibn::ProgressBoard board(1);
   const pid_t pid = fork();
   REQUIRE(pid >= 0);

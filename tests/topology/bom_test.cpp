@@ -58,7 +58,7 @@ RailOptimizedParams h100(std::int64_t nodes) {
 
 } // namespace
 
-TEST_CASE("shipped catalog: every figure has a source and a date; it loads") {
+TEST_CASE("shipped catalog: every figure has a source and a date, it loads") {
   const auto c = Catalog::load(kCatalog);
   CHECK(c.find(c.switches, "qm9700"));
   CHECK(c.find(c.switches, "QM9700")); // model names are case-insensitive on lookup
@@ -134,7 +134,7 @@ TEST_CASE("BOM of the SuperPOD H100 4-SU fabric: tiers, cable classes, twin-port
   CHECK(bom_to_csv(b).find("switch,sw64,leaf,32") != std::string::npos);
 }
 
-TEST_CASE("BOM: fibre to an HCA takes a single-port module; a switch must be in the catalog") {
+TEST_CASE("BOM: fibre to an HCA takes a single-port module, a switch must be in the catalog") {
   auto p = h100(32);
   p.ufm_ports = 0;
   p.cables.host_m = 10;

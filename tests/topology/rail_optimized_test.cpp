@@ -108,7 +108,7 @@ TEST_CASE("rail-optimized reproduces the DGX SuperPOD B200 counts, 2 and 3 tiers
 }
 
 TEST_CASE(
-    "rail-optimized: NIC i of every node of an SU is on leaf i of that SU; nodes are hosts of 8 rails") {
+    "rail-optimized: NIC i of every node of an SU is on leaf i of that SU, nodes are hosts of 8 rails") {
   const Fabric f = build_rail_optimized(superpod(64, 0));
   std::map<NodeId, std::set<int>> hosts_per_leaf;
   for (NodeId h : f.hcas()) {

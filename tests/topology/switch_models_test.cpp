@@ -40,7 +40,7 @@ TEST_CASE("switch catalog: models inferred from NodeDescriptions") {
   CHECK(infer_switch_model("5FB0405-leaf-IB01") == nullptr);
 }
 
-TEST_CASE("switch-model on generate: one model or per tier; unknown names list the known ones") {
+TEST_CASE("switch-model on generate: one model or per tier, unknown names list the known ones") {
   auto gen = builtin_generators().get("fat-tree").factory;
   const Fabric f = gen({{"tiers", "2"}, {"radix", "4"}, {"switch-model", "leaf=sn4600,spine=spectrum-4"}});
   for (NodeId n = 0; n < f.num_nodes(); ++n) {
