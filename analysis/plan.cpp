@@ -3,6 +3,7 @@
 
 #include "analysis/points.hpp"
 #include "analysis/results.hpp"
+#include "models/packet/config.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
@@ -165,7 +166,26 @@ std::vector<PlanDesign> plan_designs(const PlanOptions& opt, const topo::Catalog
     }
   }
   if (out.empty()) throw InputError("no valid design for these switches and ratios (see the notes above)");
-  return out;
+  if (opt.cc.empty()) return out;
+  // Congestion control as a plan dimension: every design once per setting, named with it when there are
+  // several. CC lives in the packet engine; a flow design would silently run without it, so it is refused.
+  for (std::size_t i = 0; i < opt.cc.size(); ++i) {
+    (void)pkt::parse_cc_mode(opt.cc[i], "--cc");
+    for (std::size_t j = 0; j < i; ++j)
+      if (opt.cc[j] == opt.cc[i]) throw InputError("--cc: '" + opt.cc[i] + "' is listed twice");
+  }
+  std::vector<PlanDesign> by_cc;
+  for (const auto& cc : opt.cc)
+    for (PlanDesign d : out) {
+      if (cc != "none" && d.engine != "packet")
+        throw InputError("--cc " + cc + ": design " + d.name + " (" + std::to_string(d.hcas) +
+                         " HCAs) runs on the flow engine, which does not model congestion control; use "
+                         "--engine packet, or --cc none for designs of this size");
+      d.cc = cc;
+      if (opt.cc.size() > 1) d.name += "-" + cc;
+      by_cc.push_back(std::move(d));
+    }
+  return by_cc;
 }
 
 nlohmann::json run_plan(const PlanOptions& opt) {
@@ -197,6 +217,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
           p.id = designs[i].name;
           p.overrides = {"fabric.generator=rail-optimized",
                          "fabric.params=" + designs[i].fabric_params.dump(), "engine=" + engine};
+          if (!designs[i].cc.empty()) p.overrides.push_back("cc.algorithm=" + designs[i].cc);
           if (base_doc.contains("fabric") && !base_doc["fabric"].value("file", std::string()).empty())
             p.overrides.insert(p.overrides.begin(), "fabric.file=");
           pts.push_back(std::move(p));
@@ -223,7 +244,8 @@ nlohmann::json run_plan(const PlanOptions& opt) {
     }
   }
 
-  // Reference for deltas: the design with the lowest ratio (non-blocking when 1:1 was asked) per switch.
+  // Reference for deltas: the design with the lowest ratio (non-blocking when 1:1 was asked) per switch, run
+  // with the first --cc setting when several are compared.
   auto ratio_of = [](const std::string& r) {
     const auto rs = topo::parse_ratios(r, "ratio");
     return rs.front().value();
@@ -231,6 +253,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
   nlohmann::json out_designs = nlohmann::json::array();
   std::map<std::string, std::size_t> ref; // switch -> design index
   for (std::size_t i = 0; i < designs.size(); ++i) {
+    if (!opt.cc.empty() && designs[i].cc != opt.cc.front()) continue; // the first CC setting is the reference
     auto it = ref.find(designs[i].switch_model);
     if (it == ref.end() || ratio_of(designs[i].ratio) < ratio_of(designs[it->second].ratio))
       ref[designs[i].switch_model] = i;
@@ -282,6 +305,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
     }
     out_designs.push_back({{"name", d.name},
                            {"ratio", d.ratio},
+                           {"cc", d.cc.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.cc)},
                            {"switch", d.switch_model},
                            {"tiers", d.tiers},
                            {"su_nodes", d.su_nodes},
@@ -372,6 +396,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
         {"sizes", opt.sizes},
         {"iterations", opt.iterations},
         {"engine", opt.engine},
+        {"cc", opt.cc},
         {"scenario", opt.scenario_file.empty() ? "built-in plan workload" : opt.scenario_file}}},
       {"catalog", catalog.file},
       {"headline_metric", headline},

@@ -49,6 +49,9 @@ struct PlanOptions {
   int iterations = 12;
   std::string engine = "auto"; ///< auto, packet, flow
   std::string scenario_file;   ///< optional workload scenario (its fabric is replaced)
+  /// Congestion control settings to compare (cc.algorithm: none, dcqcn, ibcc); every design runs with each.
+  /// Empty: the workload's own (the built-in one: none). CC is modelled by the packet engine only.
+  std::vector<std::string> cc;
   std::string catalog_path;
   bool simulate = true; ///< false: designs and BOM only
   unsigned jobs = 1;
@@ -60,6 +63,7 @@ struct PlanOptions {
 
 struct PlanDesign {
   std::string name, switch_model, ratio;
+  std::string cc; ///< cc.algorithm this design runs with; empty: the workload's own
   int tiers = 2, su_nodes = 0, leaf_ports = 0;
   std::int64_t nodes = 0, hcas = 0;
   nlohmann::json fabric_params;
@@ -75,7 +79,7 @@ std::vector<PlanDesign> plan_designs(const PlanOptions& opt, const topo::Catalog
                                      std::vector<std::string>* notes = nullptr);
 
 /// Runs the whole plan; writes OUT/plan.json and OUT/points/<design>/results.json; returns plan.json.
-/// plan.json: designs[{name, ratio, switch, tiers, su_nodes, leaf_ports, switches, cables, transceivers,
+/// plan.json: designs[{name, ratio, cc (null: the workload's own), switch, tiers, su_nodes, leaf_ports, switches, cables, transceivers,
 /// cost_usd, power_w, bisection_gbps, engine, bom, results{"<op> <size>": {p50_us, p99_us, ci_p50_us,
 /// ci_p99_us, n, delta_p99_pct}}}], pareto (design names), recommendation, notes, wall_s.
 nlohmann::json run_plan(const PlanOptions& opt);

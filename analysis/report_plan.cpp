@@ -141,14 +141,24 @@ std::string render_plan_report(const json& plan, const std::string& source) {
     out += "<section class=\"tradeoff\">\n<h2>Cost vs tail latency</h2>\n<div class=\"row\">\n";
     out += scatter_plot(pts, "cost vs " + headline + " p99 (ringed: Pareto front)", "cost (million USD)",
                         headline + " p99 (\xC2\xB5s)", "scatter-plot cost-p99", f);
-    // p99 vs ratio, one line per size, with CIs.
+    // p99 vs ratio, one line per size (and per congestion control setting when a plan compares several),
+    // with CIs.
+    std::vector<std::string> ccs; // in order of first appearance; "" = the workload's own
+    for (const auto& d : designs) {
+      const std::string cc = d.contains("cc") && d["cc"].is_string() ? d["cc"].get<std::string>() : "";
+      if (std::find(ccs.begin(), ccs.end(), cc) == ccs.end()) ccs.push_back(cc);
+    }
     std::map<double, std::string> ratios;
     std::vector<XySeries> series;
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      XySeries s{
-          keys[k], Style{kColours[k % kColours.size()], kDashes[(k / kColours.size()) % kDashes.size()]}, {}};
+    for (std::size_t k = 0; k < keys.size() * ccs.size(); ++k) {
+      const std::string& key = keys[k / ccs.size()];
+      const std::string& cc = ccs[k % ccs.size()];
+      XySeries s{key + (ccs.size() > 1 ? ", cc " + cc : std::string()),
+                 Style{kColours[k % kColours.size()], kDashes[(k / kColours.size()) % kDashes.size()]},
+                 {}};
       for (const auto& d : designs) {
-        const auto& r = d["results"].value(keys[k], json::object());
+        if ((d.contains("cc") && d["cc"].is_string() ? d["cc"].get<std::string>() : "") != cc) continue;
+        const auto& r = d["results"].value(key, json::object());
         if (!opt_num(r, "p99_us")) continue;
         const double x = topo::parse_ratios(d["ratio"].get<std::string>(), source + " ratio").front().value();
         ratios[x] = d["ratio"].get<std::string>();

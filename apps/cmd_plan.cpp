@@ -22,7 +22,7 @@ struct PlanCli {
   std::int64_t gpus = 0;
   int gpus_per_node = 8, nics_per_node = 0, iters = 12;
   unsigned jobs = 0;
-  std::string nic = "NDR", switches = "qm9700", ratios = "1:1,2:1,4:1", tiers, sizes = "1M,16M,64M",
+  std::string nic = "NDR", switches = "qm9700", ratios = "1:1,2:1,4:1", tiers, cc, sizes = "1M,16M,64M",
               engine = "auto", scenario, catalog, out = "plan-out";
   bool json = false, no_sim = false;
 };
@@ -72,6 +72,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--engine", o->engine, "auto (packet up to 512 HCAs, flow above), packet or flow")
       ->check(CLI::IsMember({"auto", "packet", "flow"}))
       ->capture_default_str();
+  cmd->add_option("--cc", o->cc,
+                  "congestion control settings to compare, comma-separated: none, dcqcn, ibcc (packet "
+                  "engine only; default: the workload's own)");
   cmd->add_option("--scenario", o->scenario,
                   "workload scenario JSON (its fabric is replaced by each design's)");
   cmd->add_option("--catalog", o->catalog, "parts catalog JSON (default: data/catalog/parts.json)");
@@ -101,6 +104,7 @@ void add_plan_command(CLI::App& app) {
     p.iterations = o->iters;
     p.engine = o->engine;
     p.scenario_file = o->scenario;
+    p.cc = split_list(o->cc);
     p.catalog_path = catalog_path(o->catalog);
     p.simulate = !o->no_sim;
     p.jobs = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
