@@ -48,11 +48,11 @@ inline double pcie_payload_gbps(int gen, int lanes) {
 }
 
 struct DeviceKnobs {
-  Time switch_latency = Time::ns(200); ///< cut-through port-to-port latency
-  Time fec_latency = Time::ns(0);      ///< extra per-cable latency of FEC
-  Time nic_tx_latency = Time::ns(300); ///< post -> first byte on the wire
-  Time nic_rx_latency = Time::ns(300); ///< last byte in -> completion
-  double hca_rate_gbps = 0;            ///< HCA injection cap (0 = none): e.g. a PCIe-limited NIC
+  Time switch_latency = Time::ns(200);   ///< cut-through port-to-port latency
+  Time fec_latency = Time::ns(0);        ///< extra per-cable latency of FEC
+  Time nic_tx_latency = Time::ns(300);   ///< post -> first byte on the wire
+  Time nic_rx_latency = Time::ns(300);   ///< last byte in -> completion
+  double hca_rate_gbps = 0;              ///< HCA injection cap (0 = none): e.g. a PCIe-limited NIC
   bool switch_latency_from_model = true; ///< a switch naming a catalog model pays the model's latency
 
   /// The port-to-port latency of switch (or router) `n`: its model's when it names one and
