@@ -165,6 +165,8 @@ eng::EngineReport FlowEngine::report() const {
       rec.from_tier = m.fabric.node(from).tier;
       rec.to_tier = m.fabric.node(to).tier;
       rec.capacity_gbps = link.speed.rate_gbps();
+      if (m.faults && !m.faults->rate_gbps.empty() && m.faults->rate_gbps[l] > 0)
+        rec.capacity_gbps = m.faults->rate_gbps[l]; // a degrade at t > 0: its last rate
       rec.payload_bytes = bytes[2 * l + dir];
       rec.wire_bytes = wire[2 * l + dir];
       rec.bytes = rec.payload_bytes; // legacy field (payload in this engine; see LinkRecord)

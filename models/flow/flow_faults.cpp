@@ -131,6 +131,8 @@ void FlowEngine::Impl::fault_event(std::uint32_t idx) {
     const double bw = link_bandwidth(ev.link, static_cast<double>(ev.speed.rate_bps()));
     dlinks[2 * ev.link]->set_bandwidth(bw);
     dlinks[2 * ev.link + 1]->set_bandwidth(bw);
+    if (fs.rate_gbps.empty()) fs.rate_gbps.assign(fabric.num_links(), 0.0);
+    fs.rate_gbps[ev.link] = ev.speed.rate_gbps(); // what report() shows, as the packet engine's last rate
     return;
   }
   case What::Down:

@@ -195,7 +195,8 @@ struct FlowFaults {
   pkt::FaultConfig cfg;
   Time ack_timeout;
   int retry_count = 7;
-  std::vector<bool> down;                                 ///< per LinkId
+  std::vector<bool> down;        ///< per LinkId
+  std::vector<double> rate_gbps; ///< per LinkId: the rate of its last degrade (0: as built); empty: none
   std::vector<std::unique_ptr<routing::Rerouted>> sweeps; ///< the SM's tables, newest last
   std::vector<std::uint32_t> stalled;                     ///< transfers whose route is dead, in stall order
   std::vector<Ev> evs;

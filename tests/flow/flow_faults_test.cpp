@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -53,7 +54,11 @@ json one_flow(const topo::Fabric& f, const routing::RoutingTables& t, routing::H
     out["failures"] = json::array();
     for (const auto& q : e.qp_failures())
       out["failures"].push_back({{"src", q.src}, {"dst", q.dst}, {"ps", q.when.count_ps()}});
-    out["extra"] = e.report().extra;
+    const auto rep = e.report();
+    out["extra"] = rep.extra;
+    out["min_capacity_gbps"] = 1e9;
+    for (const auto& l : rep.links)
+      out["min_capacity_gbps"] = std::min(out["min_capacity_gbps"].get<double>(), l.capacity_gbps);
     return out;
   });
 }
@@ -79,6 +84,8 @@ TEST_CASE("flow faults: a cable degraded 4x -> 1x at T re-shares from T (closed 
   CHECK(std::abs(slow["delivered_ps"].get<double>() - expect) < 2e3); // 2 ns
   CHECK(slow["link_downs"] == 0);
   CHECK_FALSE(slow["extra"].contains("link_downs")); // a degrade alone adds no fault counters
+  CHECK(slow["min_capacity_gbps"].get<double>() == doctest::Approx(100.0)); // 1x NDR: the cable's last rate
+  CHECK(healthy["min_capacity_gbps"].get<double>() == doctest::Approx(400.0));
 }
 
 TEST_CASE("flow faults: a cable down at T stops the flow until the reroute, then it resumes elsewhere") {
