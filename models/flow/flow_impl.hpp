@@ -338,6 +338,15 @@ struct FlowEngine::Impl {
 
   Impl(const topo::Fabric& f, const routing::RoutingTables& t, FlowConfig c)
       : fabric(f), tables(t), cfg(std::move(c)) {}
+  ~Impl() { // the actions of transfers never delivered (a run stopped by an error or a QP failure)
+    for (std::uint32_t i = 0; i < xfers.size(); ++i)
+      if (skres::Action* a = xfers[i].action) {
+        if (in_bandwidth_phase(i)) a->cancel();
+        a->unref();
+      }
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   // --- routes ---
   std::uint32_t directed(topo::LinkId l, topo::NodeId from) const {
