@@ -3,6 +3,7 @@
 // fails after its retries, AR steps around a dead port at once, and a run with a link down and up delivers
 // every message exactly once. Each simulation runs in a forked child (one SimGrid engine per process).
 #include "models/flow/flow_engine.hpp"
+#include "models/routing/reroute.hpp"
 #include "models/routing/routing.hpp"
 #include "sim/child_processes.hpp"
 #include "sim/error.hpp"
@@ -109,6 +110,55 @@ TEST_CASE("flow faults: a cable down at T stops the flow until the reroute, then
   const auto after = down["route_after"].get<std::vector<topo::LinkId>>();
   CHECK(after.size() == 4);
   CHECK(std::find(after.begin(), after.end(), cable) == after.end());
+}
+
+TEST_CASE("flow faults: after the reroute a stopped flow shares a cable with a moving one (closed form)") {
+  // Two flows from leaf 0 on disjoint routes; A's uplink dies at T and the SM's tables (D later) send A and B
+  // up the same cable. A stops at T with r_A = W - R T; B runs alone until T + D, r_B = W - R (T + D) left;
+  // then both get R / 2 until B ends (2 r_B / R), then A gets R: A ends at T + D + (r_A + r_B) / R
+  // = 2 W / R - T, B at T + D + 2 r_B / R = 2 W / R - T - D (bandwidth phases from 0; alone each ends at
+  // W / R). Delivered: t_A = t_A,healthy + W / R - T, t_B = t_B,healthy + W / R - T - D.
+  const topo::Fabric f = two_tier(8);
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const topo::NodeId leaf0 = f.link(t.hca_link(0)).a.node == t.hca_nodes()[0] ? f.link(t.hca_link(0)).b.node
+                                                                              : f.link(t.hca_link(0)).a.node;
+  routing::HcaIndex a = 0, b = 0, da = 0, db = 0;
+  topo::LinkId dead = topo::kNoLink;
+  for (routing::HcaIndex x = 0; x < 4 && dead == topo::kNoLink; ++x)
+    for (routing::HcaIndex y = 0; y < 4 && dead == topo::kNoLink; ++y)
+      for (routing::HcaIndex p = 4; p < 32 && dead == topo::kNoLink; ++p)
+        for (routing::HcaIndex q = 4; q < 32 && dead == topo::kNoLink; ++q) {
+          if (x == y || p == q) continue;
+          const auto rx = t.route(x, p), ry = t.route(y, q);
+          if (std::find_first_of(rx.begin(), rx.end(), ry.begin(), ry.end()) != rx.end()) continue;
+          std::vector<bool> failed(f.num_links(), false);
+          failed[rx[1]] = true;
+          const routing::Rerouted rr = routing::reroute(f, failed, "ftree");
+          if (rr.tables.next_hop(leaf0, p) == rr.tables.next_hop(leaf0, q))
+            a = x, b = y, da = p, db = q, dead = rx[1];
+        }
+  REQUIRE(dead != topo::kNoLink);
+  auto run = [&](bool fault) {
+    return in_child([&] {
+      flow::FlowEngine e(f, t);
+      if (fault) {
+        flow::FlowFaultConfig fc;
+        fc.sm_sweep_delay = Time::from_us(30);
+        e.configure_faults(fc);
+        e.schedule_link_down(dead, Time::from_us(20));
+      }
+      json out = json::array({0, 0});
+      e.send({a, da, kBytes, 0, 0}, [&](Time d) { out[0] = d.count_ps(); });
+      e.send({b, db, kBytes, 0, 0}, [&](Time d) { out[1] = d.count_ps(); });
+      e.run();
+      return out;
+    });
+  };
+  const json h = run(false), r = run(true);
+  const double w_over_r_ps = static_cast<double>(flow::FlowConfig{}.wire_bytes(kBytes)) * 8.0 /
+                             static_cast<double>(f.link(dead).rate_bps()) * 1e12;
+  CHECK(std::abs(r[0].get<double>() - (h[0].get<double>() + w_over_r_ps - 20e6)) < 2e3);
+  CHECK(std::abs(r[1].get<double>() - (h[1].get<double>() + w_over_r_ps - 50e6)) < 2e3);
 }
 
 TEST_CASE("flow faults: without reroute the flow waits for the cable to come back") {
