@@ -15,6 +15,7 @@ std::vector<std::string> Capabilities::names() const {
                                               {per_message_ar, "ar-per-message"},
                                               {bounded_ar, "ar-bounded"},
                                               {bit_errors, "bit-errors"},
+                                              {timed_faults, "timed-faults"},
                                               {vl_arbitration, "vl-arbitration"},
                                               {hca_rate_cap, "hca-rate-cap"},
                                               {host_path, "host-path"},
@@ -31,6 +32,7 @@ EngineRegistry builtin_engines() {
   packet.credits = packet.pfc = packet.dcqcn = packet.ib_cc = true;
   packet.per_packet_ar = packet.bounded_ar = true;
   packet.bit_errors = packet.vl_arbitration = packet.hca_rate_cap = packet.host_path = true;
+  packet.timed_faults = true;
   packet.queue_traces = packet.rate_traces = true;
   r.add("packet",
         "our packet engine: IB packets hop by hop with credits or PFC, VOQs, VL arbitration, per-packet AR, "
@@ -39,7 +41,7 @@ EngineRegistry builtin_engines() {
                      return std::make_unique<pkt::PacketEngine>(in.fabric, in.tables, in.device, in.seed);
                    }});
   Capabilities flow;
-  flow.per_message_ar = flow.hca_rate_cap = flow.host_path = true;
+  flow.per_message_ar = flow.hca_rate_cap = flow.host_path = flow.timed_faults = true;
   r.add("flow",
         "SimGrid flow engine: messages as max-min shared fluid flows, static or per-message AR, no queues, "
         "credits or congestion control (docs/flow-engine.md)",

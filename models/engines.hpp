@@ -30,6 +30,7 @@ struct Capabilities {
   bool per_message_ar = false; ///< adaptive routing decided once per message
   bool bounded_ar = false;     ///< AR with a bind window per destination
   bool bit_errors = false;     ///< faults: bit errors, dropped packets, RC retransmission
+  bool timed_faults = false;   ///< faults at t > 0: links/switches down and up, SM reroute, degraded links
   bool vl_arbitration = false; ///< several data VLs and VL arbitration tables
   bool hca_rate_cap = false;   ///< HCA injection cap (calibration profile's hca_rate_gbps)
   bool host_path = false;      ///< host-path knobs (PCIe cap, GPUDirect/staging, cross-NUMA, SR-IOV)

@@ -178,8 +178,7 @@ void add_fault_keys(Schema& s) {
   for (const auto& f : kFecs) fecs.emplace_back(f.name);
   add("faults", K::Object, "", J::object(),
       "Faults and degraded links (docs/scenarios.md \"Faults\"); absent: none. Faults at t = 0 are applied "
-      "before "
-      "routing; later ones need the packet engine.",
+      "before routing; later ones go to the engine (both engines).",
       {}, -1e300, 1e300, false);
   add("faults.events", K::ObjectArray, "", J::array(), "Timed faults, in any order.");
   add("faults.events[].time_us", K::Double, "us", 0.0, "When the fault happens (0: before routing).", {}, 0,
@@ -200,7 +199,7 @@ void add_fault_keys(Schema& s) {
   add("faults.events[].speed", K::String, "", "",
       "degrade: generation (\"HDR\") or width and generation (\"2xHDR\").");
   add("faults.sm_sweep_delay_us", K::Double, "us", 100.0,
-      "From a cable's state change (t > 0) to the recomputed routes in every switch (packet engine).", {}, 0,
+      "From a cable's state change (t > 0) to the recomputed routes in every switch (both engines).", {}, 0,
       1e12);
   add("faults.reroute", K::Bool, "", true,
       "Recompute routes around failures at t > 0 with the same algorithm (false: dead outputs drop).");

@@ -6,9 +6,9 @@
 //
 // Faults at t = 0 are applied to the fabric before routing: cables down at t = 0 (and every cable of a switch
 // down at t = 0) are removed and degraded cables take their new speed, so both engines run on that fabric and
-// the routes are computed around the failures before the first iteration. Faults at t > 0 go to the packet
-// engine's fault API (models/packet/faults.hpp: SM reroute after the sweep delay, RC timeouts and retries);
-// the flow engine cannot change a route or a capacity mid-run and says so in a warning.
+// the routes are computed around the failures before the first iteration. Faults at t > 0 go to the engine's
+// fault API (scenarios/timed_faults.hpp): the packet engine's (models/packet/faults.hpp: SM reroute after the
+// sweep delay, RC timeouts and retries) or the flow engine's, the same in fluid form (flow_engine.hpp).
 //
 // Bit errors: a cable's pre-FEC bit-error rate b and its FEC give a post-FEC codeword failure probability
 // (fec_codeword_failure) and an equivalent residual per-bit rate, so a packet of W wire bytes is lost with

@@ -9,6 +9,7 @@
 #include "scenarios/replay.hpp"
 #include "scenarios/resource_estimate.hpp"
 #include "scenarios/ring_shortcut.hpp"
+#include "scenarios/timed_faults.hpp"
 #include "sim/error.hpp"
 #include "sim/progress.hpp"
 #include "sim/rng.hpp"
@@ -224,57 +225,18 @@ void ScenarioRunner::make_engine() {
 }
 
 void ScenarioRunner::schedule_faults() {
-  // Faults at t = 0 are in the world's fabric already (build_world); later ones need the packet engine's API.
-  if (w_.timed_faults.empty() && w_.packet.link_bit_error_rate.empty()) return;
-  auto* pe = dynamic_cast<pkt::PacketEngine*>(engine_.get());
-  if (!pe) {
-    std::string what;
-    if (!w_.timed_faults.empty())
-      what = std::to_string(w_.timed_faults.size()) + " fault(s) at t > 0 (" + w_.timed_faults[0].what +
-             (w_.timed_faults.size() > 1 ? ", ..." : "") +
-             "; a fluid route or capacity does not change mid-run)";
-    if (!w_.packet.link_bit_error_rate.empty())
-      what +=
-          std::string(what.empty() ? "" : "; ") +
-          "faults.ber as lost packets and RC retransmissions (modelled as capacity after retransmissions)";
+  // Faults at t = 0 are in the world's fabric already (build_world); later ones go to the engine's fault API
+  // (both engines: scenarios/timed_faults.hpp).
+  std::string what;
+  if (!schedule_timed_faults(*engine_, w_.timed_faults, s_.faults, w_.packet, s_.file))
+    what = std::to_string(w_.timed_faults.size()) + " fault(s) at t > 0 (" + w_.timed_faults[0].what +
+           (w_.timed_faults.size() > 1 ? ", ..." : "") + "; no fault API in this engine)";
+  if (!w_.packet.link_bit_error_rate.empty() && !dynamic_cast<pkt::PacketEngine*>(engine_.get()))
+    what += std::string(what.empty() ? "" : "; ") +
+            "faults.ber as lost packets and RC retransmissions (modelled as capacity after retransmissions)";
+  if (!what.empty())
     ignored_.push_back("engine '" + to_string(engine_kind_) + "' ignores what this scenario asks for: " +
                        what + " (run with --engine packet to model it)");
-    return;
-  }
-  if (w_.timed_faults.empty()) return;
-  auto& net = pe->network();
-  pkt::FaultConfig fc;
-  fc.sm_sweep_delay = Time::from_us(s_.faults.sm_sweep_delay_us);
-  fc.reroute = s_.faults.reroute;
-  try {
-    net.configure_faults(fc);
-  } catch (const InputError& e) {
-    throw InputError(s_.file + ": key 'faults.reroute': " + e.what() +
-                     " (set faults.reroute to false, or fail at t = 0)");
-  }
-  for (const auto& a : w_.timed_faults) {
-    switch (a.kind) {
-    case FaultKind::LinkDown:
-      net.schedule_link_down(a.link, a.at);
-      break;
-    case FaultKind::LinkUp:
-      net.schedule_link_up(a.link, a.at);
-      break;
-    case FaultKind::SwitchDown:
-      net.schedule_node_down(a.node, a.at);
-      break;
-    case FaultKind::SwitchUp:
-      net.schedule_node_up(a.node, a.at);
-      break;
-    case FaultKind::Degrade: {
-      pkt::PacketNetwork* n = &net;
-      const auto link = a.link;
-      const auto speed = a.speed;
-      engine_->call_at(a.at, [n, link, speed] { n->set_link_speed(link, speed); });
-      break;
-    }
-    }
-  }
 }
 
 void ScenarioRunner::place() {
@@ -696,11 +658,11 @@ RunManifest ScenarioRunner::manifest() const {
 void ScenarioRunner::report_faults() {
   // The faults applied and any QP that exhausted its retries (the run stopped there instead of hanging).
   if (!w_.faults.empty()) out_.engine.extra["faults"] = w_.faults;
-  auto* pe = dynamic_cast<pkt::PacketEngine*>(engine_.get());
-  if (!pe || pe->network().qp_failures().empty()) return;
+  const auto failures = qp_failures_of(*engine_);
+  if (failures.empty()) return;
   nlohmann::json list = nlohmann::json::array();
   const auto& nodes = w_.tables->hca_nodes();
-  for (const auto& f : pe->network().qp_failures()) {
+  for (const auto& f : failures) {
     list.push_back({{"src", w_.fabric.node(nodes[f.src]).name},
                     {"dst", w_.fabric.node(nodes[f.dst]).name},
                     {"qp_slot", f.slot},

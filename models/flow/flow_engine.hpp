@@ -31,8 +31,8 @@
 // Process-wide singleton: SimGrid keeps its engine, clock and platform in process globals that cannot be
 // reset, so ONE FlowEngine may be constructed per process, ever. A second construction (even after the
 // first was destroyed) throws std::logic_error. Run further simulations in a child process
-// (ibn::run_in_child_process, sim/child_processes.hpp). The engine runs without actors: sends start flows from
-// the maestro, completions arrive through SimGrid's link signal, timers through one SimGrid timer.
+// (ibn::run_in_child_process, sim/child_processes.hpp). The engine runs without actors: sends start flows
+// from the maestro, completions arrive through SimGrid's link signal, timers through one SimGrid timer.
 //
 // Limitations: no credit/PFC back-pressure, queues, CC or packet-level AR (fluid max-min instead); AR
 // chooses per message, not per packet; the calibrated host latency and noise are added per transfer by the
@@ -41,6 +41,7 @@
 #include "models/common/device.hpp"
 #include "models/common/framing.hpp"
 #include "models/engine.hpp"
+#include "models/packet/faults.hpp"
 #include "models/routing/routing.hpp"
 #include "sim/time.hpp"
 #include "topology/fabric.hpp"
@@ -90,6 +91,14 @@ struct FlowConfig : common::Framing, common::DeviceKnobs {
 /// off).
 FlowConfig flow_config_from(const pkt::PacketConfig& p);
 
+/// Timed faults (FlowEngine::configure_faults): the packet engine's FaultConfig (SM sweep delay, reroute,
+/// routing options) and its RC retry limit. A transfer whose route stays dead fails, with its QP, after
+/// (retry_count + 1) x ack_timeout without progress, as a QP whose ACK timeout fires that often.
+struct FlowFaultConfig : pkt::FaultConfig {
+  Time ack_timeout = Time::ps(4'294'967'296'000); ///< 4.096 us x 2^20 (NCCL_IB_TIMEOUT 20)
+  int retry_count = 7;
+};
+
 class FlowEngine final : public eng::Engine {
  public:
   /// Builds the SimGrid platform. `fabric` and `tables` must outlive the engine. Throws std::logic_error
@@ -132,6 +141,30 @@ class FlowEngine final : public eng::Engine {
   /// `wire` bytes on each of its links and `messages` delivered transfers.
   void account(const StaticPath& path, std::uint64_t payload, std::uint64_t wire, std::uint64_t messages);
   const FlowConfig& config() const;
+
+  // --- Timed faults (flow_faults.cpp; docs/flow-engine.md "Faults"), the packet engine's semantics in fluid
+  // form. Link down at t: every flow crossing the cable stops at t with its remaining bytes (the other flows
+  // re-share the capacity it leaves); with AR a stopped flow takes a live port of its AR group at once.
+  // sm_sweep_delay after each state change (reroute on) the routes are recomputed around the dead
+  // switch-to-switch cables (routing::reroute, same algorithm): flows in their bandwidth phase whose route
+  // changed move to the new one with their remaining bytes, stopped flows restart, later transfers take the
+  // new routes. A flow that cannot move (reroute off, an HCA's cable, no other path) waits; after
+  // (retry_count + 1) x ack_timeout without progress its QP fails (qp_failures()) and the run stops. Link up:
+  // stopped flows whose route is alive again restart at once; reroute after the delay. Link speed at t: both
+  // directions' capacity changes at t (SimGrid re-shares the flows on it).
+  /// Call before the first send (std::logic_error after). InputError: reroute with adaptive routing on (as
+  /// the packet engine: reroute needs static routes), or the s4u Comm path (faults need network actions).
+  void configure_faults(const FlowFaultConfig& cfg);
+  void schedule_link_down(topo::LinkId link, Time at);
+  void schedule_link_up(topo::LinkId link, Time at);
+  void schedule_node_down(topo::NodeId node, Time at); ///< every cable of the node
+  void schedule_node_up(topo::NodeId node, Time at);
+  void schedule_link_speed(topo::LinkId link, topo::LinkSpeed speed, Time at);
+  bool link_up(topo::LinkId link) const;
+  /// QPs that exhausted their retries (messages: the sequence numbers of their transfers not delivered).
+  const std::vector<pkt::QpFailure>& qp_failures() const;
+  /// dropped_packets stays 0 (no packets); link_downs, link_ups, reroutes, qp_errors as the packet engine.
+  pkt::FaultStats fault_stats() const;
 
  private:
   struct Impl;
