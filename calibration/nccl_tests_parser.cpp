@@ -395,7 +395,13 @@ class Reader {
       run.env[std::string(key)] = v;
       return;
     }
-    if (mv.find("/GDRDMA") != std::string_view::npos) run.gdr = true;
+    // A connection "via NET/<transport>/<dev>..." names "/GDRDMA" when it uses GPUDirect RDMA; one without it
+    // stages through host memory. Any GDRDMA connection makes the run a GDR run; "GDR N" below has the
+    // last word.
+    if (mv.find("/GDRDMA") != std::string_view::npos)
+      run.gdr = true;
+    else if (mv.find(" via NET/") != std::string_view::npos && !run.gdr)
+      run.gdr = false;
     if (mv.find("Connected all") != std::string_view::npos)
       if (auto g = int_after("GDR")) run.gdr = *g != 0;
   }

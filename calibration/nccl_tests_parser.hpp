@@ -30,13 +30,14 @@
 //
 // The collective comes, in this order, from "# Collective test starting: X_perf", from a command line
 // naming X_perf or passing a collective's name as an option's value (a wrapper script's
-// "run_nccl_tests.sh -t all_gather", "--test=allreduce"), or from the table itself: a root >= 0 means broadcast/reduce; count*sizeof(type) ==
-// size means all_reduce or sendrecv (told apart by busbw/algbw = 2(n-1)/n vs 1 when n > 2); size ==
-// n*count*sizeof(type) means reduce_scatter (with a redop) or all_gather/alltoall (redop none). When the
-// table leaves a choice, a collective named in the file name decides; otherwise the first candidate is
-// taken with a warning. A log line that contradicts the table gets a warning too. Binary names with the
-// MPI build's "_mpi" suffix ("all_gather_perf_mpi") name the same test; the table test uses the first row
-// that carries data (rows "0 0 ..." of a sweep from -b 0 fit every collective and are passed over).
+// "run_nccl_tests.sh -t all_gather", "--test=allreduce"), or from the table itself: a root >= 0 means
+// broadcast/reduce; count*sizeof(type) == size means all_reduce or sendrecv (told apart by busbw/algbw =
+// 2(n-1)/n vs 1 when n > 2); size == n*count*sizeof(type) means reduce_scatter (with a redop) or
+// all_gather/alltoall (redop none). When the table leaves a choice, a collective named in the file name
+// decides; otherwise the first candidate is taken with a warning. A log line that contradicts the table gets
+// a warning too. Binary names with the MPI build's "_mpi" suffix ("all_gather_perf_mpi") name the same test;
+// the table test uses the first row that carries data (rows "0 0 ..." of a sweep from -b 0 fit every
+// collective and are passed over).
 //
 // Error vs warning (the same rules as perftest_parser.hpp):
 //  - InputError("FILE:LINE: ..."): a line in a table that looks like a row but has a non-number where a
@@ -135,7 +136,9 @@ struct NcclTestsRun {
   std::optional<int> nchannels;           ///< from "Channel 00/02 : 0 1"
   std::map<std::string, std::string> env; ///< "NCCL_ALGO" -> "RING", "NCCL_IB_HCA" -> "mlx5_5"
   std::string algo, proto;                ///< NCCL_ALGO / NCCL_PROTO when set
-  std::optional<bool> gdr; ///< GPUDirect RDMA, from "Connected all rings ... GDR 0" or ".../GDRDMA"
+  /// GPUDirect RDMA, from "Connected all rings ... GDR 0", or from the channel lines: any ".../GDRDMA"
+  /// connection -> true, "via NET/..." connections none of which is GDRDMA -> false.
+  std::optional<bool> gdr;
   NcclTestsConfig config;
   std::vector<NcclTestsRow> rows;
   std::optional<double> avg_busbw_gbs;        ///< "# Avg bus bandwidth : X" (GB/s)

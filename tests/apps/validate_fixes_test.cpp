@@ -42,6 +42,8 @@ TEST_CASE("validate nccl-tests: NCCL_ALGO=RING in a sendrecv log is ignored, as 
   REQUIRE(v.at("runs").size() == 1);
   CHECK(v.at("runs").at(0).at("test") == "sendrecv_perf");
   CHECK(v.at("runs").at(0).at("algorithm") == "auto");
+  // No "GDR N" line, but its NET connections name no GDRDMA: simulated with host staging.
+  CHECK(v.at("runs").at(0).at("gdr") == false);
   CHECK(v.at("rows").size() == 1);
 }
 

@@ -644,3 +644,24 @@ TEST_CASE("nccl-tests command lines: a wrapper's test option names the collectiv
     CHECK(coll(prose).collective_from != "command line");
   }
 }
+
+TEST_CASE("nccl-tests GPUDirect from the channel lines: NET connections without /GDRDMA stage through host") {
+  // The MOC sendrecv logs print no "GDR N" line. The 1-GPU run's connections read "via NET/IB/1/Shared" (no
+  // GDRDMA); the 4-GPU run's, despite the file's name, "via NET/IB/1(2)/GDRDMA/Shared".
+  auto runs = load("moc-h100-cx7-roce400g-2node-sendrecv_roce_1gpu-nogdr-cci-moc.log");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].gdr == false);
+  runs = load("moc-h100-cx7-roce400g-2node-sendrecv_roce_4gpu-nogdr-cci-moc.log");
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].gdr == true);
+  // Snellius: "via NET/IB/2/GDRDMA" and "via NET/IB/2(0)/GDRDMA".
+  CHECK(load("h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log")[0].gdr == true);
+  // A GDRDMA connection anywhere makes it a GDR run, whatever the order of the lines.
+  const std::string plain = "host:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0\n";
+  const std::string gdr =
+      "host:1:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n";
+  CHECK(parse_text(kHead + plain + gdr + kRow8 + kTail, "a.log")[0].gdr == true);
+  CHECK(parse_text(kHead + gdr + plain + kRow8 + kTail, "b.log")[0].gdr == true);
+  CHECK(parse_text(kHead + plain + kRow8 + kTail, "c.log")[0].gdr == false);
+  CHECK_FALSE(parse_text(kHead + kRow8 + kTail, "d.log")[0].gdr.has_value());
+}
