@@ -137,7 +137,14 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     // GPUDirect RDMA off in the log (GDR 0): the host-staging model; a --set by the user comes later and
     // wins.
     if (run.gdr && !*run.gdr && o.nodes > 1) o.sets.push_back("packet.gpudirect=false");
+    // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS from the log's environment lines bound the channel count.
+    for (const auto& [env, key] :
+         {std::pair<const char*, const char*>{"NCCL_MIN_NCHANNELS", "nccl.min_channels"},
+          std::pair<const char*, const char*>{"NCCL_MAX_NCHANNELS", "nccl.max_channels"}})
+      if (auto it = run.env.find(env); it != run.env.end())
+        o.sets.push_back(std::string(key) + "=" + it->second);
     o.sets.insert(o.sets.end(), opt.sets.begin(), opt.sets.end());
+    const std::vector<std::string> keys_set = o.sets; // from the log, then the user's --set (reported)
     o.sets.push_back("jobs[0].workload.sizes=" + sizes);
     o.min_bytes = measured.front()->size_bytes;
     o.max_bytes = measured.back()->size_bytes;
@@ -150,7 +157,8 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
                         {"algorithm", o.algorithm},
                         {"protocol", o.protocol},
                         {"gdr", run.gdr ? nlohmann::json(*run.gdr) : nlohmann::json(nullptr)},
-                        {"nccl_version", run.nccl_version}});
+                        {"nccl_version", run.nccl_version},
+                        {"set", keys_set}});
     for (const auto* r : measured) {
       const auto it =
           std::find_if(sim.begin(), sim.end(), [&](const auto& x) { return x.size == r->size_bytes; });

@@ -42,7 +42,10 @@ CollOp parse_coll_op(const std::string& text, const std::string& what) {
 }
 
 std::uint32_t default_channels(const CollectiveSpec& spec) {
-  return std::clamp<std::uint32_t>(2 * spec.nics_per_node, 2, 32);
+  std::uint32_t nc = std::clamp<std::uint32_t>(2 * spec.nics_per_node, 2, 32);
+  if (spec.min_channels) nc = std::max(nc, spec.min_channels);
+  if (spec.max_channels) nc = std::min(nc, spec.max_channels);
+  return nc;
 }
 
 std::uint64_t wire_bytes(std::uint64_t data_bytes, const std::string& protocol) {

@@ -65,6 +65,8 @@ struct CollectiveSpec {
   /// 0: NCCL's count as modelled here: min(32, 2 x nics_per_node) (one ring per NIC found by the search,
   /// doubled by ncclTopoDupChannels for NVLink-class intra bandwidth).
   std::uint32_t channels = 0;
+  /// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS: bounds on the count used when channels == 0 (0 = none).
+  std::uint32_t min_channels = 0, max_channels = 0;
   /// Data bytes per chunk; 0: NCCL's (Simple: ring AllReduce/AllGather/ReduceScatter 2 MiB = 4 steps of
   /// 512 KiB, chain 512 KiB, tree 512 KiB halved for small sizes, halving-doubling 2 MiB; LL 32 KiB;
   /// LL128 576,000 B = one step of data).
@@ -114,7 +116,8 @@ double busbw_factor(CollOp op, std::uint32_t ranks);
 /// Bytes rank `rank` sends in `dag` (wire bytes of the protocol), for tests and reports.
 std::uint64_t bytes_sent_by(const TransferDag& dag, std::uint32_t rank);
 
-/// The channel count used when spec.channels == 0 (see CollectiveSpec::channels).
+/// The channel count used when spec.channels == 0 (see CollectiveSpec::channels), within the spec's
+/// min_channels/max_channels bounds.
 std::uint32_t default_channels(const CollectiveSpec& spec);
 
 /// Wire bytes that carry `data_bytes` in `protocol`: simple x1, ll x2 (8 B data per 16 B line),

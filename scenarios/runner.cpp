@@ -416,6 +416,8 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   cs.algorithm = algorithm;
   cs.protocol = js.workload.protocol;
   cs.channels = js.workload.channels;
+  cs.min_channels = s_.nccl_min_channels;
+  cs.max_channels = s_.nccl_max_channels;
   if (jr.nic_gbps > 0) cs.nic_gbps = jr.nic_gbps;
   cs.nvlink_gbps = s_.nvlink_gbps;
   // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs or with a profile that has fitted costs.

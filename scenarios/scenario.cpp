@@ -123,6 +123,14 @@ Schema build_schema() {
       "NCCL release whose tuning constants the cost model and, with it on, the tuning model use (e.g. "
       "2.26.2; the newest table entry not newer is taken); \"\" = 2.20.3. Without the cost model the "
       "tuning keeps 2.20.3.");
+  add("nccl.min_channels", K::Int, "channels", 0,
+      "NCCL_MIN_NCHANNELS: raise the channel count NCCL's search gives (2 x NICs per node, at most 32) to at "
+      "least this many (0 = no bound); a job's workload.channels, when given, is used as it is.",
+      {}, 0, 64);
+  add("nccl.max_channels", K::Int, "channels", 0,
+      "NCCL_MAX_NCHANNELS: cap that channel count at this many (0 = no bound); NCCL's run-time reduction for "
+      "small sizes still applies below it.",
+      {}, 0, 64);
   add("run.max_sim_time_ms", K::Double, "ms", 0.0,
       "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
   add("run.segment_iterations", K::Int, "", 0,
@@ -352,6 +360,11 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   s.max_sim_time_ms = e.at("run").at("max_sim_time_ms");
   s.nccl_costs = e.at("nccl").at("costs");
   s.nccl_version = e.at("nccl").at("version");
+  s.nccl_min_channels = e.at("nccl").at("min_channels").get<std::uint32_t>();
+  s.nccl_max_channels = e.at("nccl").at("max_channels").get<std::uint32_t>();
+  if (s.nccl_min_channels && s.nccl_max_channels && s.nccl_min_channels > s.nccl_max_channels)
+    throw InputError(where + ": key 'nccl.min_channels' (" + std::to_string(s.nccl_min_channels) +
+                     ") is above 'nccl.max_channels' (" + std::to_string(s.nccl_max_channels) + ")");
   (void)nccl_cost_table(s.nccl_version, where + ": key 'nccl.version'");
   s.segment_iterations = e.at("run").at("segment_iterations");
   if (e.contains("variability")) {

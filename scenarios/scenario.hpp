@@ -121,6 +121,8 @@ struct Scenario {
   double max_sim_time_ms = 0; ///< 0: no limit
   bool nccl_costs = true;     ///< NCCL's software costs in the DAGs (scenarios/nccl_cost.hpp)
   std::string nccl_version;   ///< "" = the tuning model's reference (2.20.3)
+  std::uint32_t nccl_min_channels = 0; ///< NCCL_MIN_NCHANNELS (nccl.min_channels); 0 = no bound
+  std::uint32_t nccl_max_channels = 0; ///< NCCL_MAX_NCHANNELS (nccl.max_channels); 0 = no bound
   std::uint32_t segment_iterations =
       0; ///< 0: one run; else segments of this many iterations (analysis/segments.hpp)
   /// flow.symmetric_steps: the flow engine's symmetric-steps shortcut for ring jobs
