@@ -7,26 +7,11 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
-#include <sstream>
 #include <string>
 
 using ibn::test::run_cli;
 
-namespace {
-/// busbw (out-of-place) of the single row of an `ibnetsim nccl-tests` table.
-double busbw_of(const std::string& table) {
-  std::istringstream in(table);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream row(line);
-    std::string f[8];
-    for (auto& x : f) row >> x;
-    return std::stod(f[7]);
-  }
-  return -1;
-}
-} // namespace
+using ibn::test::busbw_of;
 
 TEST_CASE("nccl.max_channels caps the channels and so the NICs a collective uses") {
   // 2 nodes x 8 GPUs x 8 NDR NICs, 64 MiB AllReduce: 16 channels spread over the 8 NICs; capped at 2 channels

@@ -7,24 +7,9 @@
 
 #include <doctest/doctest.h>
 
-#include <sstream>
 #include <string>
 
-namespace {
-/// busbw (out-of-place) of the single row of an `ibnetsim nccl-tests` table.
-double busbw_of(const std::string& table) {
-  std::istringstream in(table);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream row(line);
-    std::string f[8];
-    for (auto& x : f) row >> x;
-    return std::stod(f[7]);
-  }
-  return -1;
-}
-} // namespace
+using ibn::test::busbw_of;
 
 TEST_CASE("sendrecv between two nodes: 2 channels per peer x 14 GB/s, closed form, both engines") {
   // Closed form: t = S / min(link payload rate, 2 x 14 GB/s) + latencies; S = 1 GiB makes the latencies

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 namespace ibn::test {
@@ -33,6 +34,20 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
+}
+
+/// busbw (out-of-place, column 8) of the first row of an `ibnetsim nccl-tests` table; -1 without a row.
+inline double busbw_of(const std::string& table) {
+  std::istringstream in(table);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream row(line);
+    std::string f[8];
+    for (auto& x : f) row >> x;
+    return std::stod(f[7]);
+  }
+  return -1;
 }
 
 } // namespace ibn::test
