@@ -404,7 +404,7 @@ struct FlowEngine::Impl {
   void compute_route(std::uint32_t src, std::uint32_t dst, bool adaptive,
                      std::vector<std::uint32_t>& out) const {
     out.clear();
-    if (!injection.empty()) out.push_back(injection[src]);
+    if (!injection.empty() && injection[src] != kNil) out.push_back(injection[src]); // (kNil: cap not below)
     auto visit = [&](const common::Hop& h) { out.push_back(directed(h.link, h.from)); };
     if (adaptive) {
       common::walk_route(

@@ -109,6 +109,36 @@ TEST_CASE("flow: a small job on a large fabric makes only its routes' links, wit
   }
 }
 
+TEST_CASE("flow: an HCA rate cap makes injection links for the used HCAs only, none where it does not bind") {
+  const topo::Fabric f = three_tier();
+  const routing::RoutingTables t = routing::route_ftree(f);
+  const double link_gbps = f.link(t.hca_link(0)).speed.rate_gbps();
+  auto run = [&](double cap_gbps, bool declare) {
+    return json::parse(run_in_child_process([&] {
+      flow::FlowConfig c;
+      c.hca_rate_gbps = cap_gbps;
+      std::optional<std::vector<routing::HcaIndex>> used;
+      if (declare) used = kUsed;
+      flow::FlowEngine e(f, t, c, used);
+      std::int64_t done = -1;
+      e.send({0, 127, 1'000'000, 0, 0}, [&](Time x) { done = x.count_ps(); });
+      e.run();
+      return json{{"done", done}, {"links_made", e.links_made()}, {"extra", e.report().extra}}.dump();
+    }));
+  };
+  const json none = run(0, true), at = run(link_gbps, true), below = run(link_gbps / 2, true),
+             below_all = run(link_gbps / 2, false);
+  // A cap at the link rate does not bind: no injection link, the time of no cap (it used to index past the
+  // links with the HCA's "no injection link" mark).
+  CHECK(at["done"] == none["done"]);
+  CHECK(at["links_made"] == none["links_made"]);
+  CHECK(below["links_made"] == none["links_made"].get<std::size_t>() + kUsed.size());
+  CHECK(below_all["links_made"] == 2 * f.num_links() + t.num_hcas());
+  CHECK(below["done"] == below_all["done"]);
+  CHECK(below["extra"] == below_all["extra"]); // simgrid_links counts the whole platform
+  CHECK(below["done"].get<std::int64_t>() > none["done"].get<std::int64_t>());
+}
+
 TEST_CASE("flow: a send outside the used HCAs and timed faults on a partial platform are internal errors") {
   const topo::Fabric f = three_tier();
   const routing::RoutingTables t = routing::route_ftree(f);
