@@ -5,7 +5,9 @@
 // the run, the world — fabric, routing tables — built before), the world's build time, peak RSS, and the
 // 40,000 / 40 ratio of engine time per engine. Reports figures, asserts nothing.
 //
-// Usage: fabric_size_bench [--engine packet|flow|both] [--reps R]
+// Usage: fabric_size_bench [--engine packet|flow|both] [--reps R] [--no-symmetric-steps]
+// --no-symmetric-steps: the flow engine runs the ring's transfer DAG through SimGrid
+// (flow.symmetric_steps off) instead of the symmetric-steps shortcut, its default for this job.
 // Each run is a child process (its own peak RSS; SimGrid runs once per process); with --reps R the fastest
 // engine time of R repetitions is reported. The last line starts with "RESULT" (key=value pairs).
 #include "scenarios/runner.hpp"
@@ -34,8 +36,9 @@ std::uint64_t peak_rss_bytes() {
   return 0;
 }
 
-nlohmann::json scenario(int radix, int hosts) {
+nlohmann::json scenario(int radix, int hosts, bool symmetric_steps) {
   return {{"name", "eight-nodes-in-" + std::to_string(hosts)},
+          {"flow", {{"symmetric_steps", symmetric_steps}}},
           {"seed", 1},
           {"fabric",
            {{"generator", "fat-tree"},
@@ -61,9 +64,9 @@ struct Figures {
   double mean_us = 0; ///< the AllReduce's mean measured time
 };
 
-Figures run_once(int radix, int hosts, scen::EngineKind engine) {
+Figures run_once(int radix, int hosts, scen::EngineKind engine, bool symmetric_steps) {
   const std::string text = run_in_child_process([&] {
-    const scen::Scenario s = scen::make_scenario(scenario(radix, hosts), "bench", ".");
+    const scen::Scenario s = scen::make_scenario(scenario(radix, hosts, symmetric_steps), "bench", ".");
     const auto t0 = std::chrono::steady_clock::now();
     const scen::World w = scen::build_world(s);
     const double world_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -89,6 +92,7 @@ Figures run_once(int radix, int hosts, scen::EngineKind engine) {
 int main(int argc, char** argv) {
   std::vector<scen::EngineKind> engines{scen::EngineKind::Packet, scen::EngineKind::Flow};
   int reps = 1;
+  bool symmetric_steps = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--engine" && i + 1 < argc) {
@@ -96,8 +100,11 @@ int main(int argc, char** argv) {
       if (e != "both") engines = {scen::parse_engine(e, "--engine")};
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--no-symmetric-steps") {
+      symmetric_steps = false;
     } else {
-      std::fprintf(stderr, "usage: fabric_size_bench [--engine packet|flow|both] [--reps R]\n");
+      std::fprintf(
+          stderr, "usage: fabric_size_bench [--engine packet|flow|both] [--reps R] [--no-symmetric-steps]\n");
       return 2;
     }
   }
@@ -106,7 +113,8 @@ int main(int argc, char** argv) {
     const std::string name = scen::to_string(engine);
     Figures small, large;
     for (int r = 0; r < reps; ++r) {
-      const Figures s = run_once(8, 40, engine), l = run_once(64, 40000, engine);
+      const Figures s = run_once(8, 40, engine, symmetric_steps),
+                    l = run_once(64, 40000, engine, symmetric_steps);
       if (r == 0 || s.engine_s < small.engine_s) small = s;
       if (r == 0 || l.engine_s < large.engine_s) large = l;
     }

@@ -46,8 +46,10 @@ EngineRegistry builtin_engines() {
         "SimGrid flow engine: messages as max-min shared fluid flows, static or per-message AR, no queues, "
         "credits or congestion control (docs/flow-engine.md)",
         EngineKind{flow, [](const EngineInputs& in) -> std::unique_ptr<Engine> {
-                     return std::make_unique<flow::FlowEngine>(in.fabric, in.tables,
-                                                               flow::flow_config_from(in.device));
+                     std::optional<std::vector<routing::HcaIndex>> used;
+                     if (in.used_hcas != nullptr) used = *in.used_hcas;
+                     return std::make_unique<flow::FlowEngine>(
+                         in.fabric, in.tables, flow::flow_config_from(in.device), std::move(used));
                    }});
   return r;
 }

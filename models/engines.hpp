@@ -47,6 +47,9 @@ struct EngineInputs {
   const routing::RoutingTables& tables;
   const pkt::PacketConfig& device; ///< effective device configuration (after calibration and `packet` keys)
   std::uint64_t seed = 1;
+  /// The HCAs any transfer of the run will use (every job's and background pattern's), when known: an engine
+  /// may build only what they need (the flow engine's SimGrid platform). nullptr: any HCA may be used.
+  const std::vector<routing::HcaIndex>* used_hcas = nullptr;
 };
 
 struct EngineKind {

@@ -126,16 +126,16 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
   const std::vector<NodeId> hcas = f.hcas(); // HcaIndex -> NodeId
   if (hcas.empty()) throw InputError("fabric '" + f.name + "' has no HCAs to place jobs on");
 
-  // HCAs per host (HCAs with host -1 are hosts of their own).
-  std::map<int, std::vector<HcaIndex>> by_host;
-  bool multi = false;
-  for (HcaIndex i = 0; i < hcas.size(); ++i) {
-    const int h = f.node(hcas[i]).host;
-    if (h < 0) continue;
-    auto& v = by_host[h];
-    v.push_back(i);
-    multi = multi || v.size() > 1;
-  }
+  // HCAs per host (HCAs with host -1 are hosts of their own): (host, HCA) pairs sorted by host, then HCA
+  // (generated fabrics list them sorted already); runs of one host are its HCAs, in HCA order.
+  std::vector<std::pair<int, HcaIndex>> by_host;
+  by_host.reserve(hcas.size());
+  for (HcaIndex i = 0; i < hcas.size(); ++i)
+    if (const int h = f.node(hcas[i]).host; h >= 0) by_host.emplace_back(h, i);
+  if (!std::is_sorted(by_host.begin(), by_host.end())) std::sort(by_host.begin(), by_host.end());
+  const bool multi = std::adjacent_find(by_host.begin(), by_host.end(), [](const auto& a, const auto& b) {
+                       return a.first == b.first;
+                     }) != by_host.end();
 
   std::vector<NodeSlot> slots;
   if (multi) {
@@ -144,9 +144,14 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
         throw InputError(
             "fabric '" + f.name + "': HCA '" + f.node(hcas[i]).name +
             "' belongs to no host while other hosts own several HCAs; cannot group HCAs into nodes");
-    const auto per_host = by_host.begin()->second.size();
-    const std::string first_host = host_name_of(f.node(hcas[by_host.begin()->second.front()]));
-    for (auto& [host, members] : by_host) {
+    std::vector<std::vector<HcaIndex>> groups; // per host, in host order
+    for (std::size_t k = 0; k < by_host.size(); ++k) {
+      if (k == 0 || by_host[k].first != by_host[k - 1].first) groups.emplace_back();
+      groups.back().push_back(by_host[k].second);
+    }
+    const auto per_host = groups.front().size();
+    const std::string first_host = host_name_of(f.node(hcas[groups.front().front()]));
+    for (auto& members : groups) {
       if (members.size() != per_host)
         throw InputError("fabric '" + f.name + "': host '" + host_name_of(f.node(hcas[members.front()])) +
                          "' has " + std::to_string(members.size()) + " HCAs but host '" + first_host +
@@ -168,6 +173,7 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
     });
     for (auto& s : slots) s.name = host_name_of(f.node(hcas[s.hcas.front()]));
   } else {
+    slots.reserve(hcas.size() / nics_per_node);
     for (std::size_t first = 0; first + nics_per_node <= hcas.size(); first += nics_per_node) {
       NodeSlot s;
       for (std::uint32_t r = 0; r < nics_per_node; ++r) s.hcas.push_back(static_cast<HcaIndex>(first + r));

@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 namespace ibn::scen {
@@ -55,7 +56,7 @@ std::unique_ptr<RingShortcut> RingShortcut::make(const RingPlan& plan, const Job
   const std::uint32_t nr = plan.ranks, nc = plan.channels, g = layout.gpus_per_node;
   sc->edge_pair_.assign(std::size_t{nc} * nr, -1);
   std::map<std::pair<eng::HcaIndex, eng::HcaIndex>, std::uint32_t> pair_of;
-  std::vector<std::int64_t> link_owner; // per directed link: the pair using it, -1 none
+  std::unordered_map<std::uint32_t, std::uint32_t> link_owner; // directed link -> the pair using it
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> qp_edge; // (pair, channel) -> edge
   for (std::uint32_t c = 0; c < nc; ++c)
     for (std::uint32_t p = 0; p < nr; ++p) {
@@ -76,14 +77,12 @@ std::unique_ptr<RingShortcut> RingShortcut::make(const RingPlan& plan, const Job
         Pair pr;
         pr.path = engine.static_path(key.first, key.second);
         for (const std::uint32_t d : pr.path.links) {
-          if (d >= link_owner.size()) link_owner.resize(d + 1, -1);
-          if (link_owner[d] >= 0) {
+          if (!link_owner.try_emplace(d, static_cast<std::uint32_t>(sc->pairs_.size())).second) {
             why_not = "a fabric link carries the flows of two ring edges (HCA " + std::to_string(key.first) +
                       "->" + std::to_string(key.second) +
                       " and another pair): their sharing depends on timing";
             return nullptr;
           }
-          link_owner[d] = static_cast<std::int64_t>(sc->pairs_.size());
         }
         sc->pairs_.push_back(std::move(pr));
       }

@@ -132,8 +132,8 @@ class ScenarioRunner {
         noise_rng_(
             Rng::for_stream(seed_, opt.segment ? "noise/segment/" + std::to_string(opt.segment) : "noise")) {
     var_ = effective_variability(s, w.profile && w.profile->variability ? &*w.profile->variability : nullptr);
+    place(); // first: the engine is told which HCAs the jobs and background patterns use
     make_engine();
-    place();
     build_jobs();
     build_background();
   }
@@ -218,7 +218,13 @@ void ScenarioRunner::make_engine() {
   const std::string name = to_string(engine_kind_);
   const auto engines = eng::builtin_engines();
   const auto& kind = engines.get(name);
-  engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_});
+  // Every HCA a job or background pattern was placed on; nothing else sends. With timed faults the SM's
+  // reroute may take any cable: no list (the engine builds everything).
+  std::vector<routing::HcaIndex> used;
+  for (const auto& p : placed_)
+    for (const auto& node : p.nodes) used.insert(used.end(), node.begin(), node.end());
+  engine_ =
+      kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_, w_.timed_faults.empty() ? &used : nullptr});
   ignored_ = eng::ignored_features(name, kind.factory.capabilities, w_.packet);
   schedule_faults();
   out_.warnings.insert(out_.warnings.end(), ignored_.begin(), ignored_.end());

@@ -16,6 +16,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <typeinfo>
@@ -84,20 +85,90 @@ FlowConfig flow_config_from(const pkt::PacketConfig& p) {
 
 namespace {
 
+/// Directed cables per (transmitter's tier, receiver's tier), in tier order.
+std::vector<std::pair<std::pair<int, int>, std::uint64_t>> cable_directions_by_tier(const topo::Fabric& f) {
+  constexpr int kTiers = 8; // tiers 0..7 counted in a table, others (none today) in `out` directly
+  std::uint64_t table[kTiers][kTiers] = {};
+  std::vector<std::pair<std::pair<int, int>, std::uint64_t>> out;
+  auto count = [&](int from, int to) {
+    if (from >= 0 && from < kTiers && to >= 0 && to < kTiers) return void(++table[from][to]);
+    for (auto& [tiers, n] : out)
+      if (tiers.first == from && tiers.second == to) return void(++n);
+    out.push_back({{from, to}, 1});
+  };
+  for (topo::LinkId l = 0; l < f.num_links(); ++l) {
+    const topo::Link& link = f.link(l);
+    const int ta = f.node(link.a.node).tier, tb = f.node(link.b.node).tier;
+    count(ta, tb);
+    count(tb, ta);
+  }
+  for (int a = 0; a < kTiers; ++a)
+    for (int b = 0; b < kTiers; ++b)
+      if (table[a][b] > 0) out.push_back({{a, b}, table[a][b]});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // SimGrid's engine lives in process globals that cannot be reset: one FlowEngine per process, ever.
 std::atomic<bool> g_constructed{false}; // NOLINT: mirrors SimGrid's own process-wide singleton
 
 } // namespace
 
+std::vector<std::uint32_t> FlowEngine::Impl::needed_links() const {
+  std::vector<std::uint32_t> need;
+  const std::size_t nsw = tables.switch_nodes().size();
+  std::vector<std::uint32_t> seen(nsw, kNil); // per switch: the last destination (index into used) seen
+  std::vector<std::uint32_t> stack;
+  for (std::uint32_t k = 0; k < used.size(); ++k) {
+    const routing::HcaIndex dst = used[k];
+    const topo::NodeId dst_node = tables.hca_nodes()[dst];
+    auto enter = [&](std::uint32_t sw) {
+      if (sw == routing::RoutingTables::kNone || seen[sw] == k) return;
+      seen[sw] = k;
+      stack.push_back(sw);
+    };
+    for (const routing::HcaIndex src : used) {
+      const topo::LinkId l = tables.hca_link(src);
+      if (src == dst || l == topo::kNoLink) continue; // (an uncabled HCA: compute_route throws as before)
+      need.push_back(directed(l, tables.hca_nodes()[src]));
+      enter(tables.hca_switch_index(src));
+    }
+    while (!stack.empty()) {
+      const std::uint32_t sw = stack.back();
+      stack.pop_back();
+      const topo::NodeId sw_node = tables.switch_nodes()[sw];
+      auto take = [&](routing::Port p) {
+        const topo::LinkId l = p == routing::kNoPort ? topo::kNoLink : tables.link_at(sw, p);
+        if (l == topo::kNoLink) return;
+        need.push_back(directed(l, sw_node));
+        const topo::NodeId peer = tables.peer_at(sw, p);
+        if (peer != dst_node) enter(tables.switch_index(peer));
+      };
+      if (cfg.adaptive_routing) {
+        const routing::ArGroupView g = tables.ar_group(sw_node, dst);
+        if (g.empty()) continue;
+        take(g.static_port());
+        for (const routing::Port p : g.ports()) take(p);
+      } else {
+        take(tables.next_hop_by_index(sw, dst));
+      }
+    }
+  }
+  std::sort(need.begin(), need.end());
+  need.erase(std::unique(need.begin(), need.end()), need.end());
+  return need;
+}
+
 // ---------------------------------------------------------------------------------------------------------
-FlowEngine::FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables, FlowConfig config) {
+FlowEngine::FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables, FlowConfig config,
+                       std::optional<std::vector<routing::HcaIndex>> used_hcas) {
   config.validate();
   if (tables.num_hcas() == 0) throw InputError("flow engine: the fabric has no HCAs");
   if (g_constructed.exchange(true))
     throw std::logic_error("flow engine: SimGrid's engine is a process-wide singleton and a FlowEngine was "
                            "already constructed in this process; run another flow simulation in a child "
                            "process (ibn::run_in_child_process)");
-  impl_ = std::make_unique<Impl>(fabric, tables, std::move(config));
+  impl_ = std::make_unique<Impl>(fabric, tables, std::move(config), std::move(used_hcas));
   impl_->build();
 }
 
@@ -111,6 +182,15 @@ std::size_t FlowEngine::num_hcas() const {
 }
 std::string FlowEngine::simgrid_path() const {
   return impl_->use_direct ? "network-model" : "s4u-comm";
+}
+std::size_t FlowEngine::links_made() const {
+  return impl_->links_made;
+}
+std::size_t FlowEngine::hosts_made() const {
+  return impl_->hca_of_netpoint.size();
+}
+bool FlowEngine::platform_subset() const {
+  return impl_->subset;
 }
 bool FlowEngine::constructed_in_this_process() {
   return g_constructed.load();
@@ -146,40 +226,43 @@ eng::EngineReport FlowEngine::report() const {
   r.engine = "flow";
   r.events = m.events;
   r.transfers = m.delivered;
-  std::vector<std::uint64_t> bytes(m.dl.size()), wire(m.dl.size());
-  for (std::size_t d = 0; d < m.dl.size(); ++d) bytes[d] = m.dl[d].bytes, wire[d] = m.dl[d].wire;
+  const auto& made = m.dl.made_links(); // in directed-id order
+  std::vector<std::uint64_t> bytes(made.size()), wire(made.size());
+  for (std::size_t k = 0; k < made.size(); ++k) bytes[k] = made[k].bytes, wire[k] = made[k].wire;
   for (const Impl::Qp& q : m.qps)
-    for (const std::uint32_t d : q.route) bytes[d] += q.bytes, wire[d] += q.wire;
-  // A directed link that carried nothing is folded into idle_links per tier (a record of zeros: the tier
-  // tables are the same), so that the report of a small job on a large fabric costs little.
-  std::map<std::pair<int, int>, std::uint64_t> idle;
-  for (topo::LinkId l = 0; l < m.fabric.num_links(); ++l) {
+    for (const std::uint32_t d : q.route) bytes[m.dl.slot(d)] += q.bytes, wire[m.dl.slot(d)] += q.wire;
+  // A directed link that carried nothing, or was never made, is folded into idle_links per tier (a record of
+  // zeros: the tier tables are the same), so that the report of a small job on a large fabric costs little:
+  // idle = every cable direction of the tier pair minus those that carried something.
+  std::vector<std::pair<std::pair<int, int>, std::uint64_t>> idle = cable_directions_by_tier(m.fabric);
+  const std::uint32_t cables = 2 * m.fabric.num_links();
+  for (std::size_t k = 0; k < made.size(); ++k) {
+    const std::uint32_t d = made[k].id;
+    if (d >= cables || (bytes[k] == 0 && wire[k] == 0)) continue; // (an injection link is no cable)
+    const topo::LinkId l = d / 2;
     const topo::Link& link = m.fabric.link(l);
-    for (int dir = 0; dir < 2; ++dir) {
-      const topo::NodeId from = dir == 0 ? link.a.node : link.b.node;
-      const topo::NodeId to = dir == 0 ? link.b.node : link.a.node;
-      if (bytes[2 * l + dir] == 0 && wire[2 * l + dir] == 0) {
-        ++idle[{m.fabric.node(from).tier, m.fabric.node(to).tier}];
-        continue;
-      }
-      eng::LinkRecord rec;
-      rec.from_tier = m.fabric.node(from).tier;
-      rec.to_tier = m.fabric.node(to).tier;
-      rec.capacity_gbps = link.speed.rate_gbps();
-      if (m.faults && !m.faults->rate_gbps.empty() && m.faults->rate_gbps[l] > 0)
-        rec.capacity_gbps = m.faults->rate_gbps[l]; // a degrade at t > 0: its last rate
-      rec.payload_bytes = bytes[2 * l + dir];
-      rec.wire_bytes = wire[2 * l + dir];
-      rec.bytes = rec.payload_bytes; // legacy field (payload in this engine; see LinkRecord)
-      // Busy = the time the cable spends transmitting the wire bytes of those messages at its data rate.
-      rec.busy = serialization_time(wire[2 * l + dir], link.rate_bps());
-      r.links.push_back(rec);
-    }
+    const topo::NodeId from = d % 2 == 0 ? link.a.node : link.b.node;
+    const topo::NodeId to = d % 2 == 0 ? link.b.node : link.a.node;
+    eng::LinkRecord rec;
+    rec.from_tier = m.fabric.node(from).tier;
+    rec.to_tier = m.fabric.node(to).tier;
+    for (auto& [tiers, n] : idle)
+      if (tiers == std::pair{rec.from_tier, rec.to_tier}) --n;
+    rec.capacity_gbps = link.speed.rate_gbps();
+    if (m.faults && !m.faults->rate_gbps.empty() && m.faults->rate_gbps[l] > 0)
+      rec.capacity_gbps = m.faults->rate_gbps[l]; // a degrade at t > 0: its last rate
+    rec.payload_bytes = bytes[k];
+    rec.wire_bytes = wire[k];
+    rec.bytes = rec.payload_bytes; // legacy field (payload in this engine; see LinkRecord)
+    // Busy = the time the cable spends transmitting the wire bytes of those messages at its data rate.
+    rec.busy = serialization_time(wire[k], link.rate_bps());
+    r.links.push_back(rec);
   }
-  for (const auto& [tiers, n] : idle) r.idle_links.push_back({tiers.first, tiers.second, n});
+  for (const auto& [tiers, n] : idle)
+    if (n > 0) r.idle_links.push_back({tiers.first, tiers.second, n});
   r.extra = {{"simgrid_flows", m.flows},  {"simgrid_path", m.use_direct ? "network-model" : "s4u-comm"},
              {"config", m.cfg.to_json()}, {"simgrid_version", "3.32"},
-             {"hosts", m.hosts.size()},   {"simgrid_links", m.dlinks.size()}};
+             {"hosts", m.hosts.size()},   {"simgrid_links", m.platform_links}}; // (made or not)
   if (m.faults) m.fault_report(r.extra);
   if (!m.direct_unavailable.empty()) r.extra["network_model_path_unavailable"] = m.direct_unavailable;
   return r;
@@ -188,10 +271,10 @@ eng::EngineReport FlowEngine::report() const {
 std::vector<topo::LinkId> FlowEngine::simgrid_route(routing::HcaIndex src, routing::HcaIndex dst) const {
   std::vector<sg::Link*> links;
   double lat = 0;
-  impl_->hosts.at(src)->route_to(impl_->hosts.at(dst), links, &lat);
+  impl_->host_of(src)->route_to(impl_->host_of(dst), links, &lat);
   std::unordered_map<const sg::Link*, topo::LinkId> id;
-  for (std::size_t d = 0; d < 2 * impl_->fabric.num_links(); ++d)
-    id.emplace(impl_->dlinks[d], static_cast<topo::LinkId>(d / 2));
+  for (const Impl::DirLink& d : impl_->dl.made_links())
+    if (d.id < 2 * impl_->fabric.num_links()) id.emplace(d.link, static_cast<topo::LinkId>(d.id / 2));
   std::vector<topo::LinkId> out;
   for (const sg::Link* l : links)
     if (const auto it = id.find(l); it != id.end()) out.push_back(it->second); // (not an HCA injection link)
@@ -201,13 +284,15 @@ std::vector<topo::LinkId> FlowEngine::simgrid_route(routing::HcaIndex src, routi
 FlowEngine::StaticPath FlowEngine::static_path(routing::HcaIndex src, routing::HcaIndex dst) const {
   const std::size_t n = impl_->hosts.size();
   if (src >= n || dst >= n || src == dst) throw std::logic_error("FlowEngine::static_path: bad HCA pair");
+  static_cast<void>(impl_->host_of(src)); // declared (std::logic_error if not); compute_route checks links
+  static_cast<void>(impl_->host_of(dst));
   StaticPath p;
   impl_->compute_route(src, dst, false, p.links);
   std::int64_t lat = 0;
   double bw = std::numeric_limits<double>::infinity();
   for (const std::uint32_t d : p.links) {
     lat += impl_->dl[d].lat_ps;
-    bw = std::min(bw, impl_->dlinks[d]->get_bandwidth());
+    bw = std::min(bw, impl_->dl[d].link->get_bandwidth());
   }
   p.bytes_per_s = bw;
   p.delay = impl_->cfg.tx_latency() + impl_->cfg.nic_rx_latency + Time::ps(lat);
@@ -217,7 +302,8 @@ FlowEngine::StaticPath FlowEngine::static_path(routing::HcaIndex src, routing::H
 void FlowEngine::account(const StaticPath& path, std::uint64_t payload, std::uint64_t wire,
                          std::uint64_t messages) {
   for (const std::uint32_t d : path.links) {
-    impl_->dl.at(d).bytes += payload;
+    if (!impl_->dl.made(d)) throw std::logic_error("FlowEngine::account: a link the platform does not hold");
+    impl_->dl[d].bytes += payload;
     impl_->dl[d].wire += wire;
   }
   impl_->delivered += messages;
@@ -230,7 +316,7 @@ const FlowConfig& FlowEngine::config() const {
 Time FlowEngine::simgrid_route_latency(routing::HcaIndex src, routing::HcaIndex dst) const {
   std::vector<sg::Link*> links;
   double lat = 0;
-  impl_->hosts.at(src)->route_to(impl_->hosts.at(dst), links, &lat);
+  impl_->host_of(src)->route_to(impl_->host_of(dst), links, &lat);
   return from_seconds(lat);
 }
 

@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,7 +104,16 @@ class FlowEngine final : public eng::Engine {
  public:
   /// Builds the SimGrid platform. `fabric` and `tables` must outlive the engine. Throws std::logic_error
   /// when a FlowEngine was already constructed in this process, InputError on a bad config.
-  FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables, FlowConfig config = {});
+  ///
+  /// `used_hcas`: the HCAs that will send or receive, when known (else every HCA may). The platform then
+  /// holds a SimGrid host for each of them only, and SimGrid links only for the cable directions their
+  /// routes can take (platform_subset()): the static routes between every pair of them, or with adaptive
+  /// routing every port of the AR groups on the way. A send from or to another HCA, or a route onto a link
+  /// not made, is std::logic_error (an internal error, never a silent mis-simulation); so are timed faults
+  /// (the SM's reroute may take any cable): build those runs without `used_hcas`. Links not made report as
+  /// idle links, exactly as made links that carried nothing, so results do not depend on the subset.
+  FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables, FlowConfig config = {},
+             std::optional<std::vector<routing::HcaIndex>> used_hcas = std::nullopt);
   ~FlowEngine() override;
   FlowEngine(const FlowEngine&) = delete;
   FlowEngine& operator=(const FlowEngine&) = delete;
@@ -123,6 +133,13 @@ class FlowEngine final : public eng::Engine {
   std::vector<topo::LinkId> simgrid_route(routing::HcaIndex src, routing::HcaIndex dst) const;
   /// The route latency SimGrid reports for src -> dst.
   Time simgrid_route_latency(routing::HcaIndex src, routing::HcaIndex dst) const;
+  /// SimGrid links made: directed cables that can carry traffic (+ HCA injection links), and SimGrid hosts
+  /// made; without `used_hcas` every directed cable and every HCA. Not in report(): results are the same.
+  std::size_t links_made() const;
+  std::size_t hosts_made() const;
+  /// Whether the platform holds only what `used_hcas` needs (false without it, or when walking the routes
+  /// would cost more than making every link: then every link and host is made).
+  bool platform_subset() const;
   /// Whether a FlowEngine was constructed in this process (then no other may be).
   static bool constructed_in_this_process();
 

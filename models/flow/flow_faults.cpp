@@ -58,7 +58,7 @@ void FlowEngine::Impl::stall(std::uint32_t i) {
   const auto& route = cfg.adaptive_routing ? x.route : qps[x.qp].route;
   if (!route.empty())
     x.void_until_ps = std::max(
-        x.void_until_ps, (now + from_seconds(x.wire_left / dlinks[route[0]]->get_bandwidth())).count_ps());
+        x.void_until_ps, (now + from_seconds(x.wire_left / dl[route[0]].link->get_bandwidth())).count_ps());
   ++faults->stalls;
   FlowFaults::Ev ev;
   ev.what = What::StallCheck;
@@ -129,8 +129,8 @@ void FlowEngine::Impl::fault_event(std::uint32_t idx) {
   switch (ev.what) {
   case What::Speed: { // both directions at the new rate from now: SimGrid re-shares the flows on the cable
     const double bw = link_bandwidth(ev.link, static_cast<double>(ev.speed.rate_bps()));
-    dlinks[2 * ev.link]->set_bandwidth(bw);
-    dlinks[2 * ev.link + 1]->set_bandwidth(bw);
+    dl[2 * ev.link].link->set_bandwidth(bw); // (every link is made in a run with faults)
+    dl[2 * ev.link + 1].link->set_bandwidth(bw);
     if (fs.rate_gbps.empty()) fs.rate_gbps.assign(fabric.num_links(), 0.0);
     fs.rate_gbps[ev.link] = ev.speed.rate_gbps(); // what report() shows, as the packet engine's last rate
     return;
@@ -245,6 +245,8 @@ FlowFaults& FlowEngine::Impl::fault_state() {
   if (m.faults) return *m.faults;
   if (m.flows != 0 || !m.xfers.empty())
     throw std::logic_error("flow engine: faults must be configured before the first send");
+  if (!m.declared.empty()) // the SM's reroute may take any cable: the platform must hold them all
+    throw std::logic_error("flow engine: timed faults need the platform of every HCA (built with used HCAs)");
   if (!m.use_direct)
     throw InputError("flow engine: timed faults need SimGrid's network-model path (" + m.direct_unavailable +
                      ")");

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -254,7 +255,7 @@ struct FlowEngine::Impl {
     Zone(const std::string& name, Impl* owner) : skr::NetZoneImpl(name), owner_(owner) {}
     void get_local_route(const skr::NetPoint* src, const skr::NetPoint* dst, skr::Route* into,
                          double* latency) override {
-      owner_->fill_route(static_cast<std::uint32_t>(src->id()), static_cast<std::uint32_t>(dst->id()), into,
+      owner_->fill_route(owner_->hca_of_netpoint.at(src->id()), owner_->hca_of_netpoint.at(dst->id()), into,
                          latency);
     }
 
@@ -267,18 +268,50 @@ struct FlowEngine::Impl {
   FlowConfig cfg;
   std::unique_ptr<sg::Engine> engine;
   Zone* zone = nullptr;
-  std::vector<sg::Host*> hosts;
-  /// Per directed link (index 2 * LinkId + (0: a->b, 1: b->a)): what starting and ending a flow touch.
+  std::vector<sg::Host*> hosts; ///< per HCA; nullptr for an HCA not declared (FlowEngine's used_hcas)
+  std::vector<std::uint32_t> hca_of_netpoint; ///< SimGrid netpoint id -> HcaIndex (hosts are made in order)
+  /// Per HCA whether it was declared used; empty: every HCA may send and receive.
+  std::vector<bool> declared;
+  std::vector<routing::HcaIndex> used; ///< the declared HCAs, sorted, unique (empty without used_hcas)
+  bool subset = false;                 ///< only the links the used HCAs' routes can take are made
+  std::size_t links_made = 0;
+  std::size_t platform_links = 0; ///< directed cables + capped HCAs, made or not (report's simgrid_links)
+  /// Per directed link made (id 2 * LinkId + (0: a->b, 1: b->a), or an injection link's id after the
+  /// cables'): what starting and ending a flow touch.
   struct DirLink {
     skres::StandardLinkImpl* impl = nullptr; ///< the SimGrid link, kernel side (what a Route holds)
+    sg::Link* link = nullptr;                ///< the same, s4u side
     std::int64_t lat_ps = 0;                 ///< latency (prop + fec [+ switch])
+    std::uint32_t id = 0;                    ///< its directed id
     std::uint32_t active = 0;                ///< flows in their bandwidth phase (counted with AR only)
     std::uint64_t bytes = 0;                 ///< payload bytes carried (AR; static: per QP)
     std::uint64_t wire = 0;                  ///< wire bytes carried
   };
-  std::vector<sg::Link*> dlinks; ///< per directed link: 2 * LinkId + (0: a->b, 1: b->a)
-  std::vector<DirLink> dl;
-  /// Per HCA: its injection link (an index into dl, after the cables' 2 * num_links) when the HCA rate cap is
+  /// The directed links made, by directed id: one slot per id, a DirLink per link made (in id order), so
+  /// that a platform of a few links on a large fabric costs little. operator[] requires a made link.
+  class DirLinks {
+   public:
+    DirLink& operator[](std::uint32_t d) { return made_[slot_[d]]; }
+    const DirLink& operator[](std::uint32_t d) const { return made_[slot_[d]]; }
+    bool made(std::uint32_t d) const { return d < slot_.size() && slot_[d] != kNil; }
+    std::uint32_t slot(std::uint32_t d) const { return slot_[d]; }
+    std::uint32_t ids() const { return static_cast<std::uint32_t>(slot_.size()); }
+    /// n more ids, not made.
+    void add_ids(std::size_t n) { slot_.resize(slot_.size() + n, kNil); }
+    /// Makes id d (ids in increasing order); the caller fills the DirLink.
+    DirLink& make(std::uint32_t d) {
+      slot_[d] = static_cast<std::uint32_t>(made_.size());
+      made_.emplace_back().id = d;
+      return made_.back();
+    }
+    const std::vector<DirLink>& made_links() const { return made_; }
+
+   private:
+    std::vector<std::uint32_t> slot_;
+    std::vector<DirLink> made_;
+  };
+  DirLinks dl;
+  /// Per HCA: its injection link (an id in dl, after the cables' 2 * num_links) when the HCA rate cap is
   /// below its cable's rate, else kNil. Empty without a cap.
   std::vector<std::uint32_t> injection;
   /// The SimGrid links of the flow being started (nullptr otherwise).
@@ -336,8 +369,19 @@ struct FlowEngine::Impl {
   /// Adds the fault counters to report().extra.
   void fault_report(nlohmann::json& extra) const;
 
-  Impl(const topo::Fabric& f, const routing::RoutingTables& t, FlowConfig c)
-      : fabric(f), tables(t), cfg(std::move(c)) {}
+  Impl(const topo::Fabric& f, const routing::RoutingTables& t, FlowConfig c,
+       std::optional<std::vector<routing::HcaIndex>> used_hcas)
+      : fabric(f), tables(t), cfg(std::move(c)) {
+    if (!used_hcas) return;
+    used = std::move(*used_hcas);
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    if (!used.empty() && used.back() >= tables.num_hcas())
+      throw std::logic_error("flow engine: used HCA " + std::to_string(used.back()) + " of " +
+                             std::to_string(tables.num_hcas()));
+    declared.assign(tables.num_hcas(), false);
+    for (const routing::HcaIndex h : used) declared[h] = true;
+  }
   ~Impl() { // the actions of transfers never delivered (a run stopped by an error or a QP failure)
     for (std::uint32_t i = 0; i < xfers.size(); ++i)
       if (skres::Action* a = xfers[i].action) {
@@ -360,7 +404,7 @@ struct FlowEngine::Impl {
   void compute_route(std::uint32_t src, std::uint32_t dst, bool adaptive,
                      std::vector<std::uint32_t>& out) const {
     out.clear();
-    if (!injection.empty()) out.push_back(injection[src]);
+    if (!injection.empty() && injection[src] != kNil) out.push_back(injection[src]); // (kNil: cap not below)
     auto visit = [&](const common::Hop& h) { out.push_back(directed(h.link, h.from)); };
     if (adaptive) {
       common::walk_route(
@@ -370,6 +414,7 @@ struct FlowEngine::Impl {
               const topo::LinkId l = tables.link_at(sw, p);
               if (l == topo::kNoLink) return ~std::uint64_t{0};
               const std::uint32_t d = directed(l, sw_node);
+              if (!dl.made(d)) require_made(src, dst, {d});
               return faults && dead(d) ? ~std::uint64_t{0}
                                        : dl[d].active; // a dead port: never while a live one
             });
@@ -384,7 +429,33 @@ struct FlowEngine::Impl {
           },
           visit);
     }
+    if (subset) require_made(src, dst, out);
   }
+
+  /// A route onto a link the platform does not hold (an HCA pair or AR port the subset missed) is a bug of
+  /// ours, never a silent mis-simulation: std::logic_error.
+  void require_made(std::uint32_t src, std::uint32_t dst, const std::vector<std::uint32_t>& route) const {
+    for (const std::uint32_t d : route)
+      if (!dl.made(d))
+        throw std::logic_error("flow engine: the route from HCA " + std::to_string(src) + " to HCA " +
+                               std::to_string(dst) + " takes directed link " + std::to_string(d) +
+                               ", which the platform built for the used HCAs does not hold");
+  }
+
+  /// The SimGrid host of HCA h (std::logic_error when h was not declared used).
+  sg::Host* host_of(std::uint32_t h) const {
+    if (h >= hosts.size()) throw std::logic_error("flow engine: no HCA " + std::to_string(h));
+    if (hosts[h] == nullptr)
+      throw std::logic_error("flow engine: HCA " + std::to_string(h) +
+                             " was not declared among the used HCAs the platform was built for");
+    return hosts[h];
+  }
+
+  /// Every cable direction (directed id) a message between two used HCAs can take, sorted:
+  /// per destination, every switch reached from the sources' switches through the static port, or with
+  /// adaptive routing through every port of the AR group (what compute_route may choose), and the HCAs' own
+  /// cables. A switch is expanded once per destination: the walk costs at most the links per destination.
+  std::vector<std::uint32_t> needed_links() const; // (flow_engine.cpp)
 
   /// Our NetZone's answer. While a flow is being started: its route, no latency (the engine adds the
   /// latency after the bandwidth phase; see flow_engine.hpp). Otherwise (Host::route_to): the static route
@@ -396,7 +467,7 @@ struct FlowEngine::Impl {
     }
     std::vector<std::uint32_t> tmp;
     compute_route(src, dst, false, tmp);
-    for (const std::uint32_t d : tmp) {
+    for (const std::uint32_t d : tmp) { // (made: compute_route checks)
       into->link_list_.push_back(dl[d].impl);
       if (latency != nullptr) *latency += to_seconds(Time::ps(dl[d].lat_ps));
     }
@@ -420,29 +491,46 @@ struct FlowEngine::Impl {
     zone = new Zone("ibnetsim", this); // the first zone becomes the root; SimGrid owns and deletes it
     sg::NetZone* z = zone->get_iface();
     const std::size_t n = tables.num_hcas();
-    hosts.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
+    // With used HCAs declared: their hosts only, and the links their routes can take, when walking those
+    // routes (at most the switches per destination) costs less than making every link.
+    subset = !declared.empty() &&
+             used.size() * tables.switch_nodes().size() <= 4 * static_cast<std::size_t>(fabric.num_links());
+    hosts.assign(n, nullptr);
+    std::vector<std::uint32_t> all; // every HCA when none were declared
+    if (declared.empty()) {
+      all.resize(n);
+      for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::uint32_t>(i);
+    }
+    for (const std::uint32_t i : declared.empty() ? all : used) {
       sg::Host* h = z->create_host("h" + std::to_string(i), 1.0);
-      if (h->get_netpoint()->id() != i)
+      if (h->get_netpoint()->id() != hca_of_netpoint.size())
         throw std::logic_error("flow engine: unexpected SimGrid host numbering");
-      hosts.push_back(h->seal());
+      hca_of_netpoint.push_back(static_cast<std::uint32_t>(i));
+      hosts[i] = h->seal();
     }
-    dlinks.resize(2 * fabric.num_links());
-    dl.resize(dlinks.size());
-    for (topo::LinkId l = 0; l < fabric.num_links(); ++l) {
+    std::vector<std::uint32_t> need; // the directed ids to make, in order
+    if (subset) {
+      need = needed_links();
+    } else {
+      need.resize(2 * static_cast<std::size_t>(fabric.num_links()));
+      for (std::size_t d = 0; d < need.size(); ++d) need[d] = static_cast<std::uint32_t>(d);
+    }
+    dl.add_ids(2 * static_cast<std::size_t>(fabric.num_links()));
+    for (const std::uint32_t d : need) {
+      const topo::LinkId l = d / 2;
       const topo::Link& link = fabric.link(l);
-      const double bw = link_bandwidth(l, static_cast<double>(link.rate_bps()));
-      for (int dir = 0; dir < 2; ++dir) {
-        const topo::NodeId from = dir == 0 ? link.a.node : link.b.node;
-        const Time lat = cfg.link_latency(link, fabric.node(from)); // + the switch's own model latency
-        sg::Link* sl = z->create_link("l" + std::to_string(l) + (dir == 0 ? "+" : "-"), bw);
-        sl->set_latency(to_seconds(lat)); // what Host::route_to reports; flows get no SimGrid latency
-        const std::size_t d = 2 * l + static_cast<std::size_t>(dir);
-        dlinks[d] = sl->seal();
-        dl[d].impl = dlinks[d]->get_impl();
-        dl[d].lat_ps = lat.count_ps();
-      }
+      const topo::NodeId from = d % 2 == 0 ? link.a.node : link.b.node;
+      const Time lat = cfg.link_latency(link, fabric.node(from)); // + the switch's own model latency
+      sg::Link* sl = z->create_link("l" + std::to_string(l) + (d % 2 == 0 ? "+" : "-"),
+                                    link_bandwidth(l, static_cast<double>(link.rate_bps())));
+      sl->set_latency(to_seconds(lat)); // what Host::route_to reports; flows get no SimGrid latency
+      DirLink& dlk = dl.make(d);
+      dlk.link = sl->seal();
+      dlk.impl = dlk.link->get_impl();
+      dlk.lat_ps = lat.count_ps();
+      ++links_made;
     }
+    platform_links = dl.ids();
     // HCA injection cap (DeviceKnobs::hca_rate_gbps; the packet engine paces the HCA's transmitter): one more
     // SimGrid link per capped HCA at the cap's rate, shared by all its flows, first on each of its routes.
     // The host path (PCIe, staging, cross-NUMA, SR-IOV) lowers the same rate (DeviceKnobs::injection_gbps).
@@ -454,14 +542,19 @@ struct FlowEngine::Impl {
         const double link_gbps = fabric.link(l).speed.rate_gbps();
         const double cap_gbps = cfg.injection_gbps(link_gbps, 1.0 / cfg.header_efficiency());
         if (cap_gbps >= link_gbps) continue;
+        ++platform_links;
+        if (hosts[i] == nullptr) continue; // not used: not made
         sg::Link* sl = z->create_link("cap" + std::to_string(i), cap_gbps * 1e9 / 8.0);
-        injection[i] = static_cast<std::uint32_t>(dlinks.size());
-        dlinks.push_back(sl->seal());
-        dl.push_back(DirLink{dlinks.back()->get_impl(), 0, 0, 0, 0});
+        injection[i] = dl.ids();
+        dl.add_ids(1);
+        DirLink& dlk = dl.make(injection[i]);
+        dlk.link = sl->seal();
+        dlk.impl = dlk.link->get_impl();
+        ++links_made;
       }
     }
-    in_network.reserve(2 * n);
-    qp_index.reserve(2 * n);
+    in_network.reserve(2 * hca_of_netpoint.size());
+    qp_index.reserve(2 * hca_of_netpoint.size());
     z->seal();
     engine->seal_platform();
 
@@ -559,6 +652,9 @@ struct FlowEngine::Impl {
                        std::to_string(s.dst) + ": only " + std::to_string(n) + " HCAs");
     if (s.src == s.dst)
       throw InputError("flow engine: send from HCA " + std::to_string(s.src) + " to itself");
+    if (!declared.empty() && (!declared[s.src] || !declared[s.dst]))
+      throw std::logic_error("flow engine: send from HCA " + std::to_string(s.src) + " to HCA " +
+                             std::to_string(s.dst) + ": not among the used HCAs the platform was built for");
     const std::uint32_t i = alloc_xfer();
     Xfer& x = xfers[i];
     x.src = s.src;
