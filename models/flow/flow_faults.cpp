@@ -43,9 +43,10 @@ bool FlowEngine::Impl::route_dead(const std::vector<std::uint32_t>& route) const
 }
 
 void FlowEngine::Impl::fault_at(Time t, const FlowFaults::Ev& ev) {
-  faults->evs.push_back(ev);
-  ++faults->background;
-  push(t, Kind::Fault, static_cast<std::uint32_t>(faults->evs.size() - 1), next_seq++);
+  FlowFaults& fs = fault_state(); // made (and the platform checked) on the first fault
+  fs.evs.push_back(ev);
+  ++fs.background;
+  push(t, Kind::Fault, static_cast<std::uint32_t>(fs.evs.size() - 1), next_seq++);
 }
 
 void FlowEngine::Impl::stall(std::uint32_t i) {
@@ -281,7 +282,6 @@ void FlowEngine::schedule_link_down(topo::LinkId link, Time at) {
   FlowFaults::Ev ev;
   ev.what = What::Down;
   ev.link = link;
-  impl_->fault_state();
   impl_->fault_at(at, ev);
 }
 
@@ -290,7 +290,6 @@ void FlowEngine::schedule_link_up(topo::LinkId link, Time at) {
   FlowFaults::Ev ev;
   ev.what = What::Up;
   ev.link = link;
-  impl_->fault_state();
   impl_->fault_at(at, ev);
 }
 
@@ -311,7 +310,6 @@ void FlowEngine::schedule_link_speed(topo::LinkId link, topo::LinkSpeed speed, T
   ev.what = What::Speed;
   ev.link = link;
   ev.speed = speed;
-  impl_->fault_state();
   impl_->fault_at(at, ev);
 }
 
