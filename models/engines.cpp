@@ -48,8 +48,10 @@ EngineRegistry builtin_engines() {
         EngineKind{flow, [](const EngineInputs& in) -> std::unique_ptr<Engine> {
                      std::optional<std::vector<routing::HcaIndex>> used;
                      if (in.used_hcas != nullptr) used = *in.used_hcas;
-                     return std::make_unique<flow::FlowEngine>(
-                         in.fabric, in.tables, flow::flow_config_from(in.device), std::move(used));
+                     auto cfg = flow::flow_config_from(in.device);
+                     if (in.flow_simgrid_solver) cfg.solver = flow::FlowConfig::Solver::SimGrid;
+                     return std::make_unique<flow::FlowEngine>(in.fabric, in.tables, std::move(cfg),
+                                                               std::move(used));
                    }});
   return r;
 }

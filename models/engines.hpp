@@ -50,6 +50,8 @@ struct EngineInputs {
   /// The HCAs any transfer of the run will use (every job's and background pattern's), when known: an engine
   /// may build only what they need (the flow engine's SimGrid platform). nullptr: any HCA may be used.
   const std::vector<routing::HcaIndex>* used_hcas = nullptr;
+  /// The flow engine's sharing by SimGrid instead of its native solver (scenario key flow.solver).
+  bool flow_simgrid_solver = false;
 };
 
 struct EngineKind {

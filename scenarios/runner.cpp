@@ -223,8 +223,8 @@ void ScenarioRunner::make_engine() {
   std::vector<routing::HcaIndex> used;
   for (const auto& p : placed_)
     for (const auto& node : p.nodes) used.insert(used.end(), node.begin(), node.end());
-  engine_ =
-      kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_, w_.timed_faults.empty() ? &used : nullptr});
+  engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_, w_.timed_faults.empty() ? &used : nullptr,
+                               s_.flow_simgrid_solver});
   ignored_ = eng::ignored_features(name, kind.factory.capabilities, w_.packet);
   schedule_faults();
   out_.warnings.insert(out_.warnings.end(), ignored_.begin(), ignored_.end());

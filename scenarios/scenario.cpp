@@ -191,6 +191,19 @@ Schema build_schema() {
     d.fill_default = false; // written into the effective configuration only when given
     s.add(std::move(d));
   }
+  {
+    KeyDecl d{"flow.solver",
+              K::String,
+              "",
+              "native",
+              "Flow engine: who computes the max-min sharing. native = our fluid solver, re-solving only the "
+              "component of flows an event touches (SimGrid is used anyway for timed faults and calibrated "
+              "per-size factors); simgrid = SimGrid 3.32's CM02 model, the solver of record "
+              "(docs/flow-engine.md, \"Solvers\").",
+              {"native", "simgrid"}};
+    d.fill_default = false; // written into the effective configuration only when given
+    s.add(std::move(d));
+  }
   add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
   add("jobs[].name", K::String, "", "", "Job name (default job<i>).");
   add("jobs[].nodes", K::Int, "nodes", 2, "Nodes (servers) in the job.", {}, 1, 1e7);
@@ -391,6 +404,8 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   }
   if (const auto f = e.find("flow"); f != e.end() && f->contains("symmetric_steps"))
     s.flow_symmetric_steps = f->at("symmetric_steps").get<bool>();
+  if (const auto f = e.find("flow"); f != e.end() && f->contains("solver"))
+    s.flow_simgrid_solver = f->at("solver").get<std::string>() == "simgrid";
   if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");
   std::size_t i = 0;
   for (const auto& j : e.at("jobs")) {

@@ -128,6 +128,8 @@ struct Scenario {
   /// flow.symmetric_steps: the flow engine's symmetric-steps shortcut for ring jobs
   /// (scenarios/ring_shortcut.hpp).
   bool flow_symmetric_steps = true;
+  /// flow.solver = "simgrid": SimGrid computes the flow engine's sharing (default: the native solver).
+  bool flow_simgrid_solver = false;
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
   FaultSpec faults; ///< the `faults` section (scenarios/faults.hpp)

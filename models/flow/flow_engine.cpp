@@ -55,6 +55,7 @@ nlohmann::json FlowConfig::to_json() const {
       {"adaptive_routing", adaptive_routing},
       {"factors", factors ? "calibrated" : "none"},
       {"s4u_comms", s4u_comms},
+      {"solver", solver == Solver::Native ? "native" : "simgrid"},
       {"simgrid", {{"network/model", "CM02"}, {"network/crosstraffic", 0}, {"network/TCP-gamma", 0}}}};
   // The host path (common::DeviceKnobs), recorded when a knob is not neutral.
   if (host_caps_rate() || host_latency() > Time::zero())
@@ -159,6 +160,44 @@ std::vector<std::uint32_t> FlowEngine::Impl::needed_links() const {
   return need;
 }
 
+// The native solver (FluidNetwork; flow_engine.hpp "Solvers").
+void FlowEngine::Impl::decide_solver() {
+  if (solver_decided) return;
+  solver_decided = true;
+  native = native_possible();
+  if (!native) return;
+  const auto& made = dl.made_links();
+  std::vector<double> cap(made.size());
+  for (std::size_t k = 0; k < made.size(); ++k) cap[k] = made[k].link->get_bandwidth();
+  fluid = std::make_unique<FluidNetwork>(std::move(cap));
+  if (armed != nullptr) armed->remove(); // the loop is ours: no SimGrid timer
+  armed = nullptr;
+}
+void FlowEngine::Impl::run_native() {
+  try {
+    while (!error) {
+      const std::int64_t tf = fluid->next_completion();
+      const std::int64_t tq = queue.empty() ? FluidNetwork::kNever : queue.top().t_ps;
+      if (tf == FluidNetwork::kNever && tq == FluidNetwork::kNever) break;
+      if (tf <= tq) {
+        now = Time::ps(tf);
+        fluid_done.clear();
+        fluid->complete(tf, fluid_done);
+        for (const std::uint32_t fid : fluid_done) {
+          const std::uint32_t i = xfer_of_fid[fid];
+          xfer_of_fid[fid] = kNil;
+          xfers[i].fid = kNil;
+          finished(i, now);
+        }
+      } else {
+        dispatch_due(tq);
+      }
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 FlowEngine::FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables, FlowConfig config,
                        std::optional<std::vector<routing::HcaIndex>> used_hcas) {
@@ -214,9 +253,18 @@ void FlowEngine::call_at(Time t, std::function<void()> fn) {
   impl_->push(t, Impl::Kind::Timer, slot, impl_->next_seq++);
 }
 
+std::string FlowEngine::solver() const {
+  const bool native = impl_->solver_decided ? impl_->native : impl_->native_possible();
+  return native ? "native" : "simgrid";
+}
+
 void FlowEngine::run() {
   if (impl_->error) std::rethrow_exception(impl_->error);
-  impl_->engine->run();
+  impl_->decide_solver();
+  if (impl_->native)
+    impl_->run_native();
+  else
+    impl_->engine->run();
   if (impl_->error) std::rethrow_exception(impl_->error);
 }
 
@@ -261,8 +309,12 @@ eng::EngineReport FlowEngine::report() const {
   for (const auto& [tiers, n] : idle)
     if (n > 0) r.idle_links.push_back({tiers.first, tiers.second, n});
   r.extra = {{"simgrid_flows", m.flows},  {"simgrid_path", m.use_direct ? "network-model" : "s4u-comm"},
+             {"solver", solver()},
              {"config", m.cfg.to_json()}, {"simgrid_version", "3.32"},
              {"hosts", m.hosts.size()},   {"simgrid_links", m.platform_links}}; // (made or not)
+  if (m.fluid)
+    r.extra["native_solver"] = {{"solves", m.fluid->solves()},
+                                {"flows_rerated", m.fluid->flows_solved()}};
   if (m.faults) m.fault_report(r.extra);
   if (!m.direct_unavailable.empty()) r.extra["network_model_path_unavailable"] = m.direct_unavailable;
   return r;

@@ -22,6 +22,12 @@
 // SimGrid's comms carry no latency: CM02 weighs a flow's share by its route latency (sharing penalty), so
 // flows of different route lengths would not get equal shares; with zero latency every penalty is 1.
 //
+// Solvers: by default the max-min sharing is computed by our own FluidNetwork (fluid_network.hpp: the same
+// equal-share max-min allocation, re-solved per connected component of flows, integer-ps completion times)
+// and the event loop is ours; SimGrid (below) stays the solver of record, used for timed faults, calibrated
+// per-size factors, the s4u path, or when FlowConfig::solver asks for it, and the two are checked against
+// each other in tests/flow.
+//
 // SimGrid path: by default a message is one network action started directly on SimGrid's network model
 // (NetworkModel::communicate of 3.32, which has no public header: called through its vtable after checks
 // at run time, see flow_engine.cpp); finished actions come back through the link signal. When the checks
@@ -75,6 +81,11 @@ struct FlowConfig : common::Framing, common::DeviceKnobs {
   bool adaptive_routing = false; ///< per-message least-loaded choice in the AR groups
   FactorFn factors;              ///< per-size latency offset and bandwidth factor (empty: none)
   bool s4u_comms = false; ///< force the s4u Comm path (else SimGrid's network model directly when possible)
+  /// Who computes the max-min sharing: our FluidNetwork (fluid_network.hpp; the default wherever it models
+  /// the run: no timed faults, no calibrated per-size factors, not the s4u path) or SimGrid (the solver of
+  /// record; scenario key flow.solver). solver() says which one ran.
+  enum class Solver : std::uint8_t { Native, SimGrid };
+  Solver solver = Solver::Native;
   /// Per LinkId residual bit-error rate (pkt::PacketConfig::link_bit_error_rate; empty: none): the cable's
   /// capacity is scaled by the delivered fraction of full-MTU packets, (1 - b)^(8 W), W = their wire bytes.
   std::vector<double> link_bit_error_rate;
@@ -128,6 +139,9 @@ class FlowEngine final : public eng::Engine {
 
   /// How messages reach SimGrid: "network-model" (actions on SimGrid's network model) or "s4u-comm".
   std::string simgrid_path() const;
+  /// "native" (FluidNetwork) or "simgrid": decided at the first send or run() (FlowConfig::solver, and SimGrid
+  /// for timed faults, calibrated factors and the s4u path); before that, what would be chosen now.
+  std::string solver() const;
   /// The route SimGrid itself returns for src -> dst (Host::route_to through our NetZone), as LinkIds:
   /// what a message takes with adaptive routing off. For tests and `topo routes`-style checks.
   std::vector<topo::LinkId> simgrid_route(routing::HcaIndex src, routing::HcaIndex dst) const;

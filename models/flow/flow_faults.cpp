@@ -244,8 +244,8 @@ void FlowEngine::Impl::fault_report(nlohmann::json& extra) const {
 FlowFaults& FlowEngine::Impl::fault_state() {
   Impl& m = *this;
   if (m.faults) return *m.faults;
-  if (m.flows != 0 || !m.xfers.empty())
-    throw std::logic_error("flow engine: faults must be configured before the first send");
+  if (m.flows != 0 || !m.xfers.empty() || m.solver_decided)
+    throw std::logic_error("flow engine: faults must be configured before the first send and run()");
   if (!m.declared.empty()) // the SM's reroute may take any cable: the platform must hold them all
     throw std::logic_error("flow engine: timed faults need the platform of every HCA (built with used HCAs)");
   if (!m.use_direct)

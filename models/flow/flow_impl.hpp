@@ -4,6 +4,7 @@
 #include "models/common/adaptive.hpp"
 #include "models/common/route.hpp"
 #include "models/flow/flow_engine.hpp"
+#include "models/flow/fluid_network.hpp"
 #include "models/flow/simgrid_network_model.hpp"
 #include "models/packet/faults.hpp"
 #include "models/routing/reroute.hpp"
@@ -235,6 +236,7 @@ struct FlowEngine::Impl {
     std::int64_t stall_since_ps = -1; ///< timed faults: when its route died without progress since (-1: none)
     std::int64_t void_until_ps = 0;   ///< until when its sender still sends into the dead route (then waits)
     std::int64_t retry_at_ps = -1;    ///< the ACK-timeout retry scheduled for it (-1: none)
+    std::uint32_t fid = kNil;         ///< native solver: its FluidNetwork flow while in its bandwidth phase
   };
   struct Qp {
     std::uint32_t src = 0, dst = 0, slot = 0;
@@ -340,6 +342,23 @@ struct FlowEngine::Impl {
   std::exception_ptr error;
   std::uint64_t events = 0, delivered = 0, flows = 0;
   std::unique_ptr<FlowFaults> faults; ///< timed faults (flow_faults.cpp); nullptr without
+  // --- the native solver (FlowConfig::Solver::Native) ---
+  bool solver_decided = false; ///< at the first send or run()
+  bool native = false;         ///< FluidNetwork computes the sharing and the loop is ours (not SimGrid's)
+  std::unique_ptr<FluidNetwork> fluid;
+  std::vector<std::uint32_t> xfer_of_fid; ///< FluidNetwork flow -> transfer
+  std::vector<std::uint32_t> fluid_done, fluid_route;
+
+  /// Whether the native solver can run what this engine was asked so far.
+  bool native_possible() const {
+    return cfg.solver == FlowConfig::Solver::Native && !faults && !cfg.factors && !cfg.s4u_comms;
+  }
+  /// Chooses the solver once (the first send or run()): native when possible. The fluid network's links are
+  /// the directed links made, in slot order, at their SimGrid bandwidth. (flow_engine.cpp)
+  void decide_solver();
+  /// The native loop: the earliest of the next completion (first at equal times, as SimGrid finishes actions
+  /// before its timers fire) and the next queued event, until neither is left. (flow_engine.cpp)
+  void run_native();
 
   // --- timed faults (flow_faults.cpp) ---
   /// The output port of switch `sw_node` for `dst`: the newest SM sweep's entry, else an older one's (as the
@@ -580,7 +599,7 @@ struct FlowEngine::Impl {
 
   /// Keeps one SimGrid timer at the earliest pending event.
   void arm() {
-    if (queue.empty() || error) return;
+    if (queue.empty() || error || native) return;
     if (faults && (faults->stopped || (queue.size() == faults->background && in_network.size() == 0 &&
                                        faults->stalled.empty()))) {
       if (armed != nullptr) armed->remove(); // fault events alone keep no run alive (as in the packet engine)
@@ -601,38 +620,40 @@ struct FlowEngine::Impl {
 
   /// Runs every event due now (SimGrid timer callback, in the maestro).
   void dispatch() {
-    const Time clock = from_seconds(sg::Engine::get_clock());
     try {
-      while (!queue.empty() && queue.top().t_ps <= clock.count_ps() && !error &&
-             !(faults && faults->stopped)) {
-        const Event ev = queue.top();
-        queue.pop();
-        now = Time::ps(ev.t_ps);
-        ++events;
-        switch (ev.kind) {
-        case Kind::Timer: {
-          std::function<void()> fn = std::move(timers[ev.idx]);
-          timers[ev.idx] = nullptr;
-          free_timers.push_back(ev.idx);
-          fn();
-          break;
-        }
-        case Kind::Start:
-          start(ev.idx);
-          break;
-        case Kind::Deliver:
-          deliver(ev.idx);
-          break;
-        case Kind::Fault:
-          --faults->background;
-          fault_event(ev.idx);
-          break;
-        }
-      }
+      dispatch_due(from_seconds(sg::Engine::get_clock()).count_ps());
     } catch (...) {
       error = std::current_exception();
     }
     if (!error) arm();
+  }
+  /// Runs every queued event due at or before `clock_ps`, in (time, sequence) order.
+  void dispatch_due(std::int64_t clock_ps) {
+    while (!queue.empty() && queue.top().t_ps <= clock_ps && !error && !(faults && faults->stopped)) {
+      const Event ev = queue.top();
+      queue.pop();
+      now = Time::ps(ev.t_ps);
+      ++events;
+      switch (ev.kind) {
+      case Kind::Timer: {
+        std::function<void()> fn = std::move(timers[ev.idx]);
+        timers[ev.idx] = nullptr;
+        free_timers.push_back(ev.idx);
+        fn();
+        break;
+      }
+      case Kind::Start:
+        start(ev.idx);
+        break;
+      case Kind::Deliver:
+        deliver(ev.idx);
+        break;
+      case Kind::Fault:
+        --faults->background;
+        fault_event(ev.idx);
+        break;
+      }
+    }
   }
 
   std::uint32_t alloc_xfer() {
@@ -655,6 +676,7 @@ struct FlowEngine::Impl {
     if (!declared.empty() && (!declared[s.src] || !declared[s.dst]))
       throw std::logic_error("flow engine: send from HCA " + std::to_string(s.src) + " to HCA " +
                              std::to_string(s.dst) + ": not among the used HCAs the platform was built for");
+    decide_solver();
     const std::uint32_t i = alloc_xfer();
     Xfer& x = xfers[i];
     x.src = s.src;
@@ -715,7 +737,16 @@ struct FlowEngine::Impl {
     const double wire = x.wire_left;
     x.stall_since_ps = -1; // moving again: the QP's retry count starts over
     pending_payload = x.bytes;
-    if (use_direct) {
+    if (native) {
+      pending_route = nullptr;
+      fluid_route.clear();
+      for (const std::uint32_t d : cfg.adaptive_routing ? x.route : qps[x.qp].route)
+        fluid_route.push_back(dl.slot(d));
+      const std::uint32_t fid = fluid->start(fluid_route, wire, now.count_ps());
+      if (fid >= xfer_of_fid.size()) xfer_of_fid.resize(std::size_t{fid} + 1, kNil);
+      xfer_of_fid[fid] = i;
+      x.fid = fid;
+    } else if (use_direct) {
       skres::Action* a = direct.model->communicate(hosts[x.src], hosts[x.dst], wire, -1.0);
       pending_route = nullptr;
       if (!direct_checked) {
@@ -768,11 +799,17 @@ struct FlowEngine::Impl {
     if (i == kNil) return;
     in_network.erase(key);
     Xfer& x = xfers[i];
-    const Time done = from_seconds(sg::Engine::get_clock());
     // A finished action keeps its lmm variable, and so its share of the links, until it is destroyed, which
     // may not happen inside the model update: take it out of the sharing now (as SimGrid itself changes a
     // variable's penalty in this loop when a latency phase ends), destroy it at delivery.
     if (x.action != nullptr) x.action->set_sharing_penalty(0.0);
+    finished(i, from_seconds(sg::Engine::get_clock()));
+  }
+
+  /// Transfer i ended its bandwidth phase at `done`: its bytes are accounted, its QP's next message starts,
+  /// its delivery is queued.
+  void finished(std::uint32_t i, Time done) {
+    Xfer& x = xfers[i];
     Qp& q = qps[x.qp];
     account_left(i, x.payload_left, x.wire_acc_left);
     // The QP's next message starts its bandwidth phase now (an RC QP pipelines its messages).
