@@ -177,7 +177,7 @@ void FlowEngine::Impl::run_native() {
   try {
     while (!error) {
       const std::int64_t tf = fluid->next_completion();
-      const std::int64_t tq = queue.empty() ? FluidNetwork::kNever : queue.top().t_ps;
+      const std::int64_t tq = queue.empty() ? FluidNetwork::kNever : queue.top().time.count_ps();
       if (tf == FluidNetwork::kNever && tq == FluidNetwork::kNever) break;
       if (tf <= tq) {
         now = Time::ps(tf);

@@ -9,6 +9,7 @@
 #include "models/packet/faults.hpp"
 #include "models/routing/reroute.hpp"
 #include "sim/error.hpp"
+#include "sim/event_queue.hpp"
 
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/kernel/resource/Action.hpp>
@@ -29,7 +30,6 @@
 #include <exception>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <stdexcept>
 #include <string>
 #include <typeinfo>
@@ -212,13 +212,6 @@ struct FlowFaults {
 // ---------------------------------------------------------------------------------------------------------
 struct FlowEngine::Impl {
   enum class Kind : std::uint8_t { Timer, Start, Deliver, Fault };
-  struct Event {
-    std::int64_t t_ps;
-    std::uint64_t seq;
-    std::uint32_t idx;
-    Kind kind;
-    bool operator>(const Event& o) const { return t_ps != o.t_ps ? t_ps > o.t_ps : seq > o.seq; }
-  };
   struct Xfer {
     std::uint32_t src = 0, dst = 0;
     std::uint64_t bytes = 0;
@@ -334,7 +327,9 @@ struct FlowEngine::Impl {
   /// In its bandwidth phase: Action* (network-model path) or ActivityImpl* (s4u path) -> xfer.
   FlatMap<const void*, PtrHash> in_network;
 
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> queue;
+  /// Pending events in (time, seq) order (a 4-ary heap: large queues of mixed times; the (t, seq) key of an
+  /// Event here is its time and its transfer's or timer's sequence number, target = idx, tag = kind).
+  DaryHeap<4> queue;
   std::uint64_t next_seq = 0;
   Time now;
   simgrid::kernel::timer::Timer* armed = nullptr;
@@ -593,7 +588,7 @@ struct FlowEngine::Impl {
 
   // --- events ---
   void push(Time t, Kind kind, std::uint32_t idx, std::uint64_t seq) {
-    queue.push(Event{t.count_ps(), seq, idx, kind});
+    queue.push(ibn::Event{t, seq, idx, static_cast<EventTag>(kind)});
     arm();
   }
 
@@ -606,7 +601,7 @@ struct FlowEngine::Impl {
       armed = nullptr;
       return;
     }
-    const std::int64_t head = queue.top().t_ps;
+    const std::int64_t head = queue.top().time.count_ps();
     if (armed != nullptr) {
       if (armed_ps <= head) return;
       armed->remove();
@@ -629,28 +624,27 @@ struct FlowEngine::Impl {
   }
   /// Runs every queued event due at or before `clock_ps`, in (time, sequence) order.
   void dispatch_due(std::int64_t clock_ps) {
-    while (!queue.empty() && queue.top().t_ps <= clock_ps && !error && !(faults && faults->stopped)) {
-      const Event ev = queue.top();
-      queue.pop();
-      now = Time::ps(ev.t_ps);
+    while (!queue.empty() && queue.top().time.count_ps() <= clock_ps && !error && !(faults && faults->stopped)) {
+      const ibn::Event ev = queue.pop();
+      now = ev.time;
       ++events;
-      switch (ev.kind) {
+      switch (static_cast<Kind>(ev.tag)) {
       case Kind::Timer: {
-        std::function<void()> fn = std::move(timers[ev.idx]);
-        timers[ev.idx] = nullptr;
-        free_timers.push_back(ev.idx);
+        std::function<void()> fn = std::move(timers[ev.target]);
+        timers[ev.target] = nullptr;
+        free_timers.push_back(ev.target);
         fn();
         break;
       }
       case Kind::Start:
-        start(ev.idx);
+        start(ev.target);
         break;
       case Kind::Deliver:
-        deliver(ev.idx);
+        deliver(ev.target);
         break;
       case Kind::Fault:
         --faults->background;
-        fault_event(ev.idx);
+        fault_event(ev.target);
         break;
       }
     }
