@@ -274,7 +274,10 @@ PointResult run_point_segmented(const scen::Scenario& s, const SegmentOptions& o
       } catch (const std::exception&) {
         // unreadable or from another run: run the segment again
       }
-      if (r) ++resumed;
+      if (r) {
+        ++resumed;
+        if (slot) slot->runs_resumed.store(resumed);
+      }
     }
     if (!r) {
       if (opt.segments_in_child_processes) {

@@ -300,7 +300,9 @@ nlohmann::json default_scenario_json() {
            {{"generator", "fat-tree"},
             {"params",
              {{"tiers", 2}, {"radix", 64}, {"hosts", 256}, {"oversubscription", "1:1"}, {"rate", "NDR"}}}}},
-          {"jobs", J::array({job, bg})}};
+          {"jobs", J::array({job, bg})},
+          // Checkpointed segments of 25 iterations: an interrupted study resumes mid-point (docs/cli.md).
+          {"run", {{"segment_iterations", 25}}}};
 }
 
 void apply_packet_settings(const Scenario& s, pkt::PacketConfig& cfg) {

@@ -59,7 +59,9 @@ std::string progress_text(const ProgressSlot& s, std::int64_t now_ns) {
     line += " (segment " + std::to_string(std::min(runs, s.runs_done.load() + 1)) + "/" +
             (s.open_ended.load() ? "at most " : "") + std::to_string(runs) + ")";
   line += ", " + duration_text(elapsed) + " elapsed, ETA ";
-  line += f > 0 ? duration_text(elapsed * (1 - f) / f) : std::string("unknown");
+  // The fraction this process did in `elapsed`: segments read back from checkpoints took no time here.
+  const double f_here = f - static_cast<double>(s.runs_resumed.load()) / std::max(1u, s.runs_total.load());
+  line += f_here > 0 ? duration_text(elapsed * (1 - f) / f_here) : std::string("unknown");
   if (s.open_ended.load()) line += " (at the cap)";
   return line;
 }

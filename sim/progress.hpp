@@ -7,7 +7,8 @@
 // reads; points run on threads use it the same way. Every field is a lock-free atomic, written by the run
 // and read by the printer. The work of a point is `runs_total` runs (segments, scenarios'
 // run.segment_iterations) of `run_total` units each (transfers delivered, warm-ups included); the fraction
-// done is (runs_done + run_done / run_total) / runs_total.
+// done is (runs_done + run_done / run_total) / runs_total. The ETA is elapsed x (1 - f) / (f - resumed / runs_total):
+// segments read back from checkpoints (a resumed point) count as done but took none of the elapsed time.
 //
 // ProgressPrinter prints a running point's line first `first_s` after it started, then every `every_s`:
 //   [2to1-static] 37% (segment 2/5), 12 s elapsed, ETA 20 s
@@ -30,6 +31,7 @@ struct ProgressSlot {
   std::atomic<std::int64_t> end_ns{0};   ///< when it finished; 0: not finished
   std::atomic<std::uint64_t> run_done{0}, run_total{0};
   std::atomic<std::uint32_t> runs_done{0}, runs_total{1};
+  std::atomic<std::uint32_t> runs_resumed{0}; ///< runs read back from checkpoints (no time spent here)
   std::atomic<bool> open_ended{false};     ///< runs_total is a cap (--tail-precision), not a promise
   std::atomic<std::int64_t> printed_ns{0}; ///< the printer's: when it last printed this slot
 

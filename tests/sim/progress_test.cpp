@@ -24,6 +24,13 @@ TEST_CASE("progress: fraction over segments, percentage, elapsed and ETA") {
   s.open_ended = true;
   CHECK(ibn::progress_text(s, 31'000'000'000) ==
         "37% (segment 2/at most 4), 30 s elapsed, ETA 50 s (at the cap)");
+  // A resumed point: 1 of the 4 segments was read back from its checkpoint, so the 30 s bought 0.5 / 4 of the
+  // work: ETA = 30 x (1 - 0.375) / (0.375 - 0.25) = 150 s (not the 50 s the whole fraction would suggest).
+  s.open_ended = false;
+  s.runs_resumed = 1;
+  CHECK(ibn::progress_text(s, 31'000'000'000) == "37% (segment 2/4), 30 s elapsed, ETA 2 min 30 s");
+  s.run_done = 0; // only the read-back segment done: nothing measured here yet
+  CHECK(ibn::progress_text(s, 31'000'000'000).find("ETA unknown") != std::string::npos);
   ibn::ProgressSlot fresh;
   fresh.start_ns = 1;
   CHECK(ibn::progress_text(fresh, 2'000'000'001).find("ETA unknown") != std::string::npos);
