@@ -113,7 +113,76 @@ run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, co
   for (const auto i : todo)
     (!opt.external && scens[i].engine == scen::EngineKind::Flow ? in_children : in_process).push_back(i);
 
-  // Flow-engine points: one forked child each, `parallel` at a time; this thread waits and prints.
+  // Flow-engine points in independent segments: the segments of all of them are the units handed to `parallel`
+  // children (point by point, in segment order), so the study's last point does not run alone on one core;
+  // a point is assembled from its checkpoints when its last segment ends.
+  std::vector<std::pair<std::size_t, std::uint32_t>> units; // (point, segment)
+  std::vector<std::uint32_t> units_left(points.size(), 0);
+  {
+    std::vector<std::size_t> whole, segmented;
+    for (const auto i : in_children) {
+      const auto so = segment_options(i, scens[i]);
+      const auto n = independent_segments(scens[i], so);
+      if (n == 0) {
+        whole.push_back(i);
+        continue;
+      }
+      segmented.push_back(i);
+      std::uint32_t resumed = 0;
+      for (std::uint32_t seg = 0; seg < n; ++seg)
+        if (segment_checkpointed(scens[i], so, seg))
+          ++resumed;
+        else
+          units.emplace_back(i, seg);
+      auto& slot = board.slot(i);
+      slot.runs_total.store(n);
+      slot.runs_done.store(resumed);
+      slot.runs_resumed.store(resumed);
+      units_left[i] = n - resumed;
+      if (resumed > 0)
+        say("[" + points[i].id + "] resumed " + std::to_string(resumed) + " finished segment(s) of " +
+            std::to_string(n));
+    }
+    in_children = std::move(whole);
+    auto assemble = [&](std::size_t i) {
+      auto so = segment_options(i, scens[i]);
+      so.log = nullptr;                      // resumed segments were announced above
+      so.segments_in_child_processes = false; // every segment is checkpointed: nothing runs here
+      so.progress = nullptr;
+      const auto path = point_results_path(opt.out_dir, points[i]);
+      results[i] = run_point_segmented(scens[i], so);
+      write_file_atomic(path, to_json(*results[i]).dump(2) + "\n");
+      board.slot(i).finish();
+      done_line(i, false);
+    };
+    for (const auto i : segmented)
+      if (units_left[i] == 0) { // every segment was checkpointed by an interrupted run
+        board.slot(i).start();
+        assemble(i);
+      }
+    if (!units.empty())
+      run_in_child_processes(
+          units.size(),
+          [&](std::size_t u) {
+            const auto [i, seg] = units[u];
+            auto& slot = board.slot(i);
+            std::int64_t zero = 0;
+            slot.start_ns.compare_exchange_strong(zero, monotonic_ns()); // the point's first segment
+            run_segment_to_checkpoint(scens[i], segment_options(i, scens[i]), seg);
+            return std::string();
+          },
+          parallel,
+          [&](std::size_t u, std::string) {
+            const auto i = units[u].first;
+            auto& slot = board.slot(i);
+            slot.runs_done.fetch_add(1);
+            slot.run_done.store(0);
+            if (--units_left[i] == 0) assemble(i);
+          },
+          [&] { printer.tick(); });
+  }
+
+  // Other flow-engine points: one forked child each, `parallel` at a time; this thread waits and prints.
   if (!in_children.empty()) {
     run_in_child_processes(
         in_children.size(),

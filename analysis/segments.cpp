@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
+#include <stdexcept>
 
 namespace ibn::analysis {
 
@@ -217,6 +219,85 @@ double worst_p99_half_width(const PointResult& r) {
   return worst < 0 ? std::numeric_limits<double>::infinity() : worst;
 }
 
+namespace {
+
+/// How a point runs in segments: K, their count and each one's iterations, where their checkpoints go.
+struct SegmentPlan {
+  std::uint32_t k = 0, count = 0;
+  bool tail = false;
+  std::uint64_t cap = 0;
+  std::string dir; ///< checkpoint folder; empty: none
+  std::vector<std::uint32_t> iterations_of(const scen::Scenario& s, std::uint32_t seg) const {
+    std::vector<std::uint32_t> it;
+    for (const auto& j : s.jobs) {
+      const std::uint64_t n = tail ? cap : j.workload.iterations;
+      const std::uint64_t done = static_cast<std::uint64_t>(seg) * k;
+      it.push_back(j.workload.loop
+                       ? 0
+                       : static_cast<std::uint32_t>(n > done ? std::min<std::uint64_t>(k, n - done) : 0));
+    }
+    return it;
+  }
+  std::string path(std::uint32_t seg) const { return dir.empty() ? std::string() : segment_path(dir, seg); }
+};
+
+/// The plan of a point that runs in segments (run.segment_iterations > 0 or a tail target).
+SegmentPlan plan_segments(const scen::Scenario& s, const SegmentOptions& opt) {
+  SegmentPlan p;
+  p.tail = opt.tail_precision > 0;
+  // Finite jobs and their iteration counts.
+  std::uint32_t most = 0;
+  for (const auto& j : s.jobs)
+    if (!j.workload.loop) most = std::max(most, j.workload.iterations);
+  if (most == 0) throw InputError(s.file + ": run in segments needs a job that is not looping");
+  p.k = s.segment_iterations ? s.segment_iterations : most;
+  if (p.tail && opt.max_iterations < 1) throw InputError("--max-iters must be at least 1");
+  p.cap = p.tail ? opt.max_iterations : 0;
+  // Segments: without a target, enough for the largest job; with one, as many as the cap allows.
+  const std::uint64_t iters = p.tail ? p.cap : most;
+  p.count = static_cast<std::uint32_t>((iters + p.k - 1) / p.k);
+  if (!opt.checkpoint_dir.empty()) p.dir = opt.checkpoint_dir + "/checkpoints/" + checkpoint_hash(s, p.k);
+  return p;
+}
+
+/// The checkpoint of segment `seg` if one exists, is readable and ran the same iterations.
+std::optional<PointResult> read_checkpoint(const SegmentPlan& p, const scen::Scenario& s, std::uint32_t seg) {
+  const auto path = p.path(seg);
+  if (path.empty() || !std::filesystem::exists(path)) return std::nullopt;
+  try {
+    const auto j = nlohmann::json::parse(read_file(path));
+    if (j.at("iterations").get<std::vector<std::uint32_t>>() == p.iterations_of(s, seg))
+      return point_result_from_json(j.at("result"), path);
+  } catch (const std::exception&) {
+    // unreadable or from another run: run the segment again
+  }
+  return std::nullopt;
+}
+
+void write_checkpoint(const SegmentPlan& p, const scen::Scenario& s, std::uint32_t seg, const PointResult& r) {
+  if (const auto path = p.path(seg); !path.empty())
+    write_file_atomic(path, nlohmann::json{{"iterations", p.iterations_of(s, seg)}, {"result", to_json(r)}}.dump() +
+                                "\n");
+}
+
+} // namespace
+
+std::uint32_t independent_segments(const scen::Scenario& s, const SegmentOptions& opt) {
+  if (s.segment_iterations == 0 || opt.tail_precision > 0 || opt.checkpoint_dir.empty()) return 0;
+  return plan_segments(s, opt).count;
+}
+
+bool segment_checkpointed(const scen::Scenario& s, const SegmentOptions& opt, std::uint32_t seg) {
+  return read_checkpoint(plan_segments(s, opt), s, seg).has_value();
+}
+
+void run_segment_to_checkpoint(const scen::Scenario& s, const SegmentOptions& opt, std::uint32_t seg) {
+  const auto p = plan_segments(s, opt);
+  if (p.dir.empty() || seg >= p.count) throw std::logic_error("run_segment_to_checkpoint: no such segment");
+  if (read_checkpoint(p, s, seg)) return;
+  write_checkpoint(p, s, seg, run_once(s, seg, p.iterations_of(s, seg), opt.progress));
+}
+
 PointResult run_point_segmented(const scen::Scenario& s, const SegmentOptions& opt) {
   auto* slot = opt.progress;
   const bool tail = opt.tail_precision > 0;
@@ -228,33 +309,10 @@ PointResult run_point_segmented(const scen::Scenario& s, const SegmentOptions& o
         run_in_child_process([&] { return to_json(run_once(s, 0, {}, slot)).dump(); }, opt.on_wait);
     return point_result_from_json(nlohmann::json::parse(text), "a point run in a child process");
   }
-  // Finite jobs and their iteration counts.
-  std::uint32_t most = 0;
-  for (const auto& j : s.jobs)
-    if (!j.workload.loop) most = std::max(most, j.workload.iterations);
-  if (most == 0) throw InputError(s.file + ": run in segments needs a job that is not looping");
-  const std::uint32_t k = s.segment_iterations ? s.segment_iterations : most;
-  if (tail && opt.max_iterations < 1) throw InputError("--max-iters must be at least 1");
-  const std::uint64_t cap = tail ? opt.max_iterations : 0;
-  // Segments: without a target, enough for the largest job; with one, as many as the cap allows.
-  const auto segments_for = [&](std::uint64_t iters) {
-    return static_cast<std::uint32_t>((iters + k - 1) / k);
-  };
-  const std::uint32_t n_max = tail ? segments_for(cap) : segments_for(most);
-  const auto iterations_of = [&](std::uint32_t seg) {
-    std::vector<std::uint32_t> it;
-    for (const auto& j : s.jobs) {
-      const std::uint64_t n = tail ? cap : j.workload.iterations;
-      const std::uint64_t done = static_cast<std::uint64_t>(seg) * k;
-      it.push_back(j.workload.loop
-                       ? 0
-                       : static_cast<std::uint32_t>(n > done ? std::min<std::uint64_t>(k, n - done) : 0));
-    }
-    return it;
-  };
-  const std::string dir = opt.checkpoint_dir.empty()
-                              ? std::string()
-                              : opt.checkpoint_dir + "/checkpoints/" + checkpoint_hash(s, k);
+  const auto plan = plan_segments(s, opt);
+  const std::uint32_t k = plan.k, n_max = plan.count;
+  const std::uint64_t cap = plan.cap;
+  const std::string& dir = plan.dir;
   if (slot) {
     slot->runs_total.store(n_max);
     slot->open_ended.store(tail);
@@ -263,21 +321,11 @@ PointResult run_point_segmented(const scen::Scenario& s, const SegmentOptions& o
   std::uint32_t resumed = 0;
   double half = std::numeric_limits<double>::infinity();
   for (std::uint32_t seg = 0; seg < n_max; ++seg) {
-    const auto its = iterations_of(seg);
-    std::optional<PointResult> r;
-    const auto path = dir.empty() ? std::string() : segment_path(dir, seg);
-    if (!path.empty() && std::filesystem::exists(path)) {
-      try {
-        const auto j = nlohmann::json::parse(read_file(path));
-        if (j.at("iterations").get<std::vector<std::uint32_t>>() == its)
-          r = point_result_from_json(j.at("result"), path);
-      } catch (const std::exception&) {
-        // unreadable or from another run: run the segment again
-      }
-      if (r) {
-        ++resumed;
-        if (slot) slot->runs_resumed.store(resumed);
-      }
+    const auto its = plan.iterations_of(s, seg);
+    std::optional<PointResult> r = read_checkpoint(plan, s, seg);
+    if (r) {
+      ++resumed;
+      if (slot) slot->runs_resumed.store(resumed);
     }
     if (!r) {
       if (opt.segments_in_child_processes) {
@@ -287,8 +335,7 @@ PointResult run_point_segmented(const scen::Scenario& s, const SegmentOptions& o
       } else {
         r = run_once(s, seg, its, slot);
       }
-      if (!path.empty())
-        write_file_atomic(path, nlohmann::json{{"iterations", its}, {"result", to_json(*r)}}.dump() + "\n");
+      write_checkpoint(plan, s, seg, *r);
     }
     segs.push_back(std::move(*r));
     if (slot) {

@@ -53,6 +53,19 @@ struct SegmentOptions {
 /// Runs the point as SegmentOptions and the top of this file say.
 PointResult run_point_segmented(const scen::Scenario& s, const SegmentOptions& opt);
 
+/// A point whose segments a study may run at once, in any order (run.segment_iterations > 0, no tail
+/// target, a checkpoint folder): their count; 0 for any other point. Each segment's streams depend only on
+/// (seed, segment index), so running them apart and merging their checkpoints gives run_point_segmented()'s
+/// result byte for byte.
+std::uint32_t independent_segments(const scen::Scenario& s, const SegmentOptions& opt);
+
+/// Whether segment `seg` of such a point already has a valid checkpoint (a resumed study skips it).
+bool segment_checkpointed(const scen::Scenario& s, const SegmentOptions& opt, std::uint32_t seg);
+
+/// Runs segment `seg` of such a point in this process and writes its checkpoint (nothing when a valid one
+/// exists); run_point_segmented() then reads it back. Progress goes to opt.progress.
+void run_segment_to_checkpoint(const scen::Scenario& s, const SegmentOptions& opt, std::uint32_t seg);
+
 /// Merges segment results (same scenario; at least one) as the top of this file says.
 PointResult merge_segments(const std::vector<PointResult>& segments);
 

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -152,4 +153,59 @@ TEST_CASE("run --tail-precision: iterations until p99's 95 % interval is within 
   CHECK(r.out.find("--tail-precision") != std::string::npos);
   r = ibn::test::run_cli(base + "--tail-precision five -o " + (d / "c").string());
   CHECK(r.code == 2);
+}
+
+TEST_CASE("whatif --engine flow in segments: the segments of all points run as parallel children, each point "
+          "equals `run` of its configuration, and a lost segment is the only one run again") {
+  const auto dir = ibn::test::scratch_dir("study-flow-units");
+  const std::string study = "whatif " + kSmall +
+                            " --engine flow --oversubscription 1:1,3:1 --routing off,per-packet -j 2"
+                            " --set 'jobs[0].workload.iterations=12' --set run.segment_iterations=4"
+                            " --set 'jobs[0].workload.jitter.distribution=exponential'"
+                            " --set 'jobs[0].workload.jitter.scale_us=3' -o " +
+                            dir.string();
+  const auto r = ibn::test::run_cli(study);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(count_checkpoints(dir) == 12); // 4 points x 3 segments
+  const auto study_points = point_results(dir);
+  REQUIRE(study_points.size() == 4);
+  // Each point against `run` of its effective configuration: run_point_segmented's segments one after the
+  // other in this process (the reference path), not the study's parallel units.
+  for (const auto& [id, doc] : study_points) {
+    CAPTURE(id);
+    const auto cfg = dir / (id + "-config.json");
+    {
+      std::ofstream f(cfg);
+      f << doc.at("manifest").at("config").dump(2);
+    }
+    const auto out = dir / ("run-" + id);
+    const auto rr = ibn::test::run_cli("run " + cfg.string() + " -o " + out.string());
+    INFO(rr.out);
+    REQUIRE(rr.code == 0);
+    auto a = doc, b = without_wall_time(read_json_file((out / "results.json").string()));
+    a.at("manifest").erase("source");
+    b.at("manifest").erase("source");
+    CHECK(a == b);
+    // Jitter and routing make the samples differ between iterations (the comparison can fail).
+    const auto& c = doc.at("collectives").at(0).at("completion_us");
+    CHECK(c.at("min").get<double>() < c.at("max").get<double>());
+  }
+  // A lost segment (as after SIGINT): only it runs again; the documents are the same as before.
+  const auto before = without_wall_time(read_json_file((dir / "whatif.json").string()));
+  fs::path lost;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "points" / "3t1-adaptive"))
+    if (e.path().filename() == "segment-000001.json") lost = e.path();
+  REQUIRE(!lost.empty());
+  fs::remove(lost);
+  fs::remove(dir / "points" / "3t1-adaptive" / "results.json");
+  fs::remove(dir / "whatif.json");
+  const auto again = ibn::test::run_cli(study);
+  INFO(again.out);
+  REQUIRE(again.code == 0);
+  CHECK(again.out.find("[3t1-adaptive] resumed 2 finished segment(s) of 3") != std::string::npos);
+  CHECK(again.out.find("3t1-static (reused from an earlier run)") != std::string::npos);
+  CHECK(fs::exists(lost));
+  CHECK(without_wall_time(read_json_file((dir / "whatif.json").string())) == before);
+  CHECK(point_results(dir) == study_points);
 }
