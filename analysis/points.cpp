@@ -113,9 +113,9 @@ run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, co
   for (const auto i : todo)
     (!opt.external && scens[i].engine == scen::EngineKind::Flow ? in_children : in_process).push_back(i);
 
-  // Flow-engine points in independent segments: the segments of all of them are the units handed to `parallel`
-  // children (point by point, in segment order), so the study's last point does not run alone on one core;
-  // a point is assembled from its checkpoints when its last segment ends.
+  // Flow-engine points in independent segments: the segments of all of them are the units handed to
+  // `parallel` children (point by point, in segment order), so the study's last point does not run alone on
+  // one core; a point is assembled from its checkpoints when its last segment ends.
   std::vector<std::pair<std::size_t, std::uint32_t>> units; // (point, segment)
   std::vector<std::uint32_t> units_left(points.size(), 0);
   {
@@ -146,7 +146,7 @@ run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, co
     in_children = std::move(whole);
     auto assemble = [&](std::size_t i) {
       auto so = segment_options(i, scens[i]);
-      so.log = nullptr;                      // resumed segments were announced above
+      so.log = nullptr;                       // resumed segments were announced above
       so.segments_in_child_processes = false; // every segment is checkpointed: nothing runs here
       so.progress = nullptr;
       const auto path = point_results_path(opt.out_dir, points[i]);

@@ -274,10 +274,11 @@ std::optional<PointResult> read_checkpoint(const SegmentPlan& p, const scen::Sce
   return std::nullopt;
 }
 
-void write_checkpoint(const SegmentPlan& p, const scen::Scenario& s, std::uint32_t seg, const PointResult& r) {
+void write_checkpoint(const SegmentPlan& p, const scen::Scenario& s, std::uint32_t seg,
+                      const PointResult& r) {
   if (const auto path = p.path(seg); !path.empty())
-    write_file_atomic(path, nlohmann::json{{"iterations", p.iterations_of(s, seg)}, {"result", to_json(r)}}.dump() +
-                                "\n");
+    write_file_atomic(
+        path, nlohmann::json{{"iterations", p.iterations_of(s, seg)}, {"result", to_json(r)}}.dump() + "\n");
 }
 
 } // namespace
@@ -294,7 +295,6 @@ bool segment_checkpointed(const scen::Scenario& s, const SegmentOptions& opt, st
 void run_segment_to_checkpoint(const scen::Scenario& s, const SegmentOptions& opt, std::uint32_t seg) {
   const auto p = plan_segments(s, opt);
   if (p.dir.empty() || seg >= p.count) throw std::logic_error("run_segment_to_checkpoint: no such segment");
-  if (read_checkpoint(p, s, seg)) return;
   write_checkpoint(p, s, seg, run_once(s, seg, p.iterations_of(s, seg), opt.progress));
 }
 

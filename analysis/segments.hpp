@@ -62,8 +62,8 @@ std::uint32_t independent_segments(const scen::Scenario& s, const SegmentOptions
 /// Whether segment `seg` of such a point already has a valid checkpoint (a resumed study skips it).
 bool segment_checkpointed(const scen::Scenario& s, const SegmentOptions& opt, std::uint32_t seg);
 
-/// Runs segment `seg` of such a point in this process and writes its checkpoint (nothing when a valid one
-/// exists); run_point_segmented() then reads it back. Progress goes to opt.progress.
+/// Runs segment `seg` of such a point in this process and writes its checkpoint (the caller skips segments
+/// segment_checkpointed() finds); run_point_segmented() then reads it back. Progress goes to opt.progress.
 void run_segment_to_checkpoint(const scen::Scenario& s, const SegmentOptions& opt, std::uint32_t seg);
 
 /// Merges segment results (same scenario; at least one) as the top of this file says.

@@ -7,8 +7,9 @@
 // reads; points run on threads use it the same way. Every field is a lock-free atomic, written by the run
 // and read by the printer. The work of a point is `runs_total` runs (segments, scenarios'
 // run.segment_iterations) of `run_total` units each (transfers delivered, warm-ups included); the fraction
-// done is (runs_done + run_done / run_total) / runs_total. The ETA is elapsed x (1 - f) / (f - resumed / runs_total):
-// segments read back from checkpoints (a resumed point) count as done but took none of the elapsed time.
+// done is (runs_done + run_done / run_total) / runs_total. The ETA is elapsed x (1 - f) / (f - resumed /
+// runs_total): segments read back from checkpoints (a resumed point) count as done but took none of the
+// elapsed time.
 //
 // ProgressPrinter prints a running point's line first `first_s` after it started, then every `every_s`:
 //   [2to1-static] 37% (segment 2/5), 12 s elapsed, ETA 20 s
