@@ -293,6 +293,22 @@ nlohmann::json run_plan(const PlanOptions& opt) {
       }
   if (headline.empty() && !keys.empty()) headline = keys.back();
 
+  // Designs whose run went on the flow engine's ring-fluid model (scenarios/ring_fluid.hpp): named in a note.
+  auto ring_fluid = [&](std::size_t i) {
+    if (results[i].is_null() || !results[i].contains("engine")) return false;
+    const auto& e = results[i].at("engine");
+    return (e.contains("counters") && e.at("counters").contains("ring_fluid")) ||
+           (e.contains("extra") && e.at("extra").contains("ring_fluid"));
+  };
+  std::string fluid_names;
+  for (std::size_t i = 0; i < designs.size(); ++i)
+    if (ring_fluid(i)) fluid_names += (fluid_names.empty() ? "" : ", ") + designs[i].name;
+  if (!fluid_names.empty())
+    notes.push_back(
+        "ran on the flow engine's ring-fluid model (every ring stage one lock-step coflow; the "
+        "exact per-transfer path cannot hold these collectives; measured against it at 1,024 GPUs: "
+        "p50 within 0.3-4.4 %, docs/flow-engine.md \"Ring fluid\"): " +
+        fluid_names);
   for (std::size_t i = 0; i < designs.size(); ++i) {
     const auto& d = designs[i];
     nlohmann::json res = nlohmann::json::object();
@@ -319,6 +335,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
                            {"power_w", std::round(d.bom.power_w)},
                            {"bisection_gbps", d.bisection_gbps},
                            {"engine", d.engine},
+                           {"ring_fluid", ring_fluid(i)},
                            {"alternatives", d.alternatives},
                            {"fabric", {{"generator", "rail-optimized"}, {"params", d.fabric_params}}},
                            {"bom", topo::bom_to_json(d.bom)},

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -120,9 +121,19 @@ void add_plan_command(CLI::App& app) {
       const std::string cmdline = quote(exe) + " run " + quote(scen) + " -o " + quote(dir.string()) + " >" +
                                   quote((dir / "run.log").string()) + " 2>&1";
       const int rc = std::system(cmdline.c_str());
-      if (rc != 0)
-        throw std::runtime_error("plan: point run failed (exit " + std::to_string(WEXITSTATUS(rc)) +
-                                 "), see " + (dir / "run.log").string());
+      if (rc != 0) {
+        // The child's own error line, so that the user reads why (an input error stays one: exit 2).
+        std::string why;
+        std::ifstream log(dir / "run.log");
+        for (std::string line; std::getline(log, line);)
+          if (line.rfind("ibnetsim: ", 0) == 0) why = line.substr(10);
+        const auto code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+        const std::string msg = "design point " + dir.filename().string() + " failed" +
+                                (why.empty() ? std::string() : ": " + why) + " (exit " +
+                                std::to_string(code) + "; log: " + (dir / "run.log").string() + ")";
+        if (code == 2) throw InputError(msg);
+        throw std::runtime_error("plan: " + msg);
+      }
     };
     const auto plan = analysis::run_plan(p);
     analysis::write_plan_report(plan, o->out + "/report.html");

@@ -1,4 +1,5 @@
 #include "scenarios/collectives.hpp"
+#include "scenarios/collectives_detail.hpp"
 
 #include "scenarios/nccl_cost.hpp"
 #include "scenarios/tuning.hpp"
@@ -704,75 +705,53 @@ Registry<CollectiveFactory> builtin_collectives() {
   return reg;
 }
 
-std::uint64_t RingPlan::loop_bytes() const {
-  return all_reduce() ? std::uint64_t{channels} * ranks * chunk : std::uint64_t{channels} * chunk;
-}
+namespace detail {
 
-std::uint64_t RingPlan::real_chunk(std::uint64_t rem) const {
-  return std::min(chunk,
-                  align_up(div_up(rem, all_reduce() ? std::uint64_t{channels} * ranks : channels), grain));
-}
-
-std::uint64_t RingPlan::chunk_size(std::uint64_t rem, std::uint64_t real, std::uint32_t c,
-                                   std::uint32_t j) const {
-  const std::uint64_t off = (all_reduce() ? std::uint64_t{c} * ranks + j : c) * real;
-  return off >= rem ? 0 : std::min(real, rem - off);
-}
-
-std::vector<std::uint64_t> RingPlan::slices_of(std::uint64_t data_bytes) const {
-  Cut k;
-  k.chunk = chunk;
-  k.slice = slice;
-  k.slices_per_chunk = slices_per_chunk;
-  k.window = window;
-  k.grain = grain;
-  return Builder::slices_of(data_bytes, k);
-}
-
-std::optional<RingPlan> ring_plan(const CollectiveSpec& s) {
-  if (lower(s.algorithm) != "ring") return std::nullopt;
+void check_spec(const CollectiveSpec& s) {
   validate(s);
-  if (s.op != CollOp::AllReduce && s.op != CollOp::AllGather && s.op != CollOp::ReduceScatter)
-    return std::nullopt;
-  if (trivial(s)) return std::nullopt;
-  // The same steps as build_ring(): the builder's protocol, channels and cut.
-  Builder b(s, "ring", resolve_proto(s, "ring"));
-  const auto k = b.cut(4 * kSimpleStepBytes, true);
-  RingPlan p;
-  p.op = s.op;
-  p.protocol = proto_name(b.proto());
-  p.ranks = s.ranks;
-  p.gpus_per_node = s.gpus_per_node;
-  p.nics_per_node = s.nics_per_node;
-  p.channels = b.channels();
-  p.bytes = s.op == CollOp::AllReduce ? s.size_bytes : div_up(s.size_bytes, s.ranks);
-  p.chunk = k.chunk;
-  p.slice = k.slice;
-  p.grain = k.grain;
-  p.slices_per_chunk = k.slices_per_chunk;
-  p.window = k.window;
-  p.step_overhead = b.intra_delay();
-  p.net_step_overhead = b.net_delay();
-  p.launch_latency = b.launch_latency();
-  for (std::uint32_t c = 0; c < p.channels; ++c) {
-    p.orders.push_back(ring_order(s.ranks, s.gpus_per_node, c));
-    p.rails.push_back(b.channel_rail(c));
-  }
-  return p;
+}
+bool trivial_spec(const CollectiveSpec& s) {
+  return trivial(s);
 }
 
-std::uint64_t ring_plan_transfers(const RingPlan& p) {
-  const bool ar = p.all_reduce();
-  Cut k;
-  k.chunk = p.chunk;
-  k.slice = p.slice;
-  k.slices_per_chunk = p.slices_per_chunk;
-  k.grain = p.grain;
-  // As build_ring() counts them: every slice of every chunk once per step (AllGather / ReduceScatter: every
-  // rank's chunk).
-  const std::uint64_t n = p.ranks;
-  return (ar ? 2 * (n - 1) : (n - 1) * n) * pieces(p.bytes, (ar ? n : 1) * p.channels, k);
+RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm) {
+  Builder b(s, algorithm, resolve_proto(s, algorithm));
+  const auto k = b.cut(4 * kSimpleStepBytes, true);
+  RingCut r;
+  r.protocol = proto_name(b.proto());
+  r.channels = b.channels();
+  r.nodes = b.nodes();
+  r.chunk = k.chunk;
+  r.slice = k.slice;
+  r.grain = k.grain;
+  r.slices_per_chunk = k.slices_per_chunk;
+  r.window = k.window;
+  r.step_overhead = b.intra_delay();
+  r.net_step_overhead = b.net_delay();
+  r.launch_latency = b.launch_latency();
+  return r;
 }
+
+namespace {
+Cut as_cut(const RingCut& c) {
+  Cut k;
+  k.chunk = c.chunk;
+  k.slice = c.slice;
+  k.slices_per_chunk = c.slices_per_chunk;
+  k.window = c.window;
+  k.grain = c.grain;
+  return k;
+}
+} // namespace
+
+std::vector<std::uint64_t> cut_slices(std::uint64_t data_bytes, const RingCut& c) {
+  return Builder::slices_of(data_bytes, as_cut(c));
+}
+std::uint64_t cut_pieces(std::uint64_t bytes, std::uint64_t units, const RingCut& c) {
+  return pieces(bytes, units, as_cut(c));
+}
+
+} // namespace detail
 
 TransferDag build_collective(const CollectiveSpec& spec) {
   validate(spec);

@@ -1,6 +1,7 @@
 #include "scenarios/resource_estimate.hpp"
 
 #include "scenarios/collectives.hpp"
+#include "scenarios/ring_fluid.hpp"
 #include "sim/error.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <string>
 
 namespace ibn::scen {
+bool may_use_symmetric_steps(const Scenario& s, const std::string& engine);
 namespace {
 
 std::string sci(double v) {
@@ -18,6 +20,35 @@ std::string sci(double v) {
   if (v < 1e6) std::snprintf(buf, sizeof buf, "%.0f", v);
   else std::snprintf(buf, sizeof buf, "%.2g", v);
   return buf;
+}
+
+/// Whether the runner will put this scenario's collectives on the ring-fluid model
+/// (ScenarioRunner::decide_ring_fluid, without the placement: the NIC rate is not known here, so the tuning's
+/// protocol, and with it the transfer count, may differ by a little).
+bool may_use_ring_fluid(const Scenario& s, const World& w, const std::string& engine) {
+  if (engine != "flow") return false;
+  const bool var =
+      !effective_variability(s, w.profile && w.profile->variability ? &*w.profile->variability : nullptr)
+           .empty();
+  const auto blocker = ring_fluid_blocker(s, w, s.adaptive_routing != pkt::ArMode::Off, var, false);
+  return choose_ring_fluid(s, blocker, may_use_symmetric_steps(s, engine),
+                           [&](std::size_t i, std::uint64_t size) {
+                             const auto& j = s.jobs[i];
+                             CollectiveSpec cs;
+                             cs.op = j.workload.op;
+                             cs.size_bytes = size;
+                             cs.ranks = j.nodes * j.gpus_per_node;
+                             cs.gpus_per_node = j.gpus_per_node;
+                             cs.nics_per_node = j.nics_per_node;
+                             cs.algorithm = j.workload.algorithm;
+                             cs.protocol = j.workload.protocol;
+                             cs.channels = j.workload.channels;
+                             cs.nvlink_gbps = s.nvlink_gbps;
+                             cs.nccl_version = s.nccl_version;
+                             cs.nccl_costs = s.nccl_costs;
+                             return cs;
+                           })
+      .use;
 }
 
 } // namespace
@@ -43,7 +74,8 @@ bool may_use_symmetric_steps(const Scenario& s, const std::string& engine) {
 
 RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& engine) {
   RunEstimate e;
-  const bool shortcut = may_use_symmetric_steps(s, engine);
+  e.ring_fluid = may_use_ring_fluid(s, w, engine);
+  const bool shortcut = !e.ring_fluid && may_use_symmetric_steps(s, engine);
   const double mtu = std::max<double>(256, w.packet.mtu_bytes);
   const double hops = 2.0 * std::max(1, w.fabric.max_tier()) + 1.0;
   for (const auto& j : s.jobs) {
@@ -60,6 +92,7 @@ RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& e
       e.packets += reps * std::ceil(bytes / mtu);
       // A DAG beyond kMaxTransfers is refused by build_collective itself (with advice on chunk_bytes).
       const double per_call = n * (2.0 * std::max(0.0, n - 1) * channels + std::ceil(2.0 * S / 262144.0));
+      if (e.ring_fluid) continue; // counted per call below
       if (shortcut) {
         CollectiveSpec cs;
         cs.op = j.workload.op;
@@ -84,8 +117,11 @@ RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& e
       e.transfers += reps * std::min(per_call, static_cast<double>(kMaxTransfers));
     }
   }
-  e.events = engine == "flow" ? 4.0 * e.transfers + kShortcutEventsPerTransfer * e.shortcut_transfers
-                              : 3.0 * hops * e.packets;
+  if (e.ring_fluid)
+    e.events = kRingFluidEventsPerCollective * e.collectives;
+  else
+    e.events = engine == "flow" ? 4.0 * e.transfers + kShortcutEventsPerTransfer * e.shortcut_transfers
+                                : 3.0 * hops * e.packets;
   return e;
 }
 

@@ -12,7 +12,9 @@
 //                   flow engine: transfers x 4, transfers ~ n (2 (n-1) channels + 2 S / 256 KiB) per call,
 //                   at most kMaxTransfers (a larger DAG is refused by build_collective); a ring job the
 //                   symmetric-steps shortcut may run (flow.symmetric_steps, ring_shortcut.hpp) costs
-//                   kShortcutEventsPerTransfer per transfer it evaluates, without the kMaxTransfers cap.
+//                   kShortcutEventsPerTransfer per transfer it evaluates, without the kMaxTransfers cap;
+//                   collectives on the ring-fluid model (flow.ring_fluid, ring_fluid.hpp) cost
+//                   kRingFluidEventsPerCollective each.
 // The default limit (kDefaultMaxEvents) is about half an hour of packet-engine time on one core; the
 // environment variable IBNETSIM_MAX_EVENTS raises (or lowers) it.
 #include "scenarios/runner.hpp"
@@ -27,6 +29,9 @@ inline constexpr double kDefaultMaxEvents = 5e10;
 /// flow-engine events (4 per transfer on the exact path), measured: wall time per evaluated transfer over
 /// wall time per event of the exact path on the same ring (docs/perf-log.md, "Symmetric steps").
 inline constexpr double kShortcutEventsPerTransfer = 0.01;
+/// Events per collective call on the ring-fluid model: up to three stages, each a start, an end and the
+/// re-solves they cause (measured: 851 events for 180 calls of the 16,384-GPU plan workload).
+inline constexpr double kRingFluidEventsPerCollective = 12;
 
 struct RunEstimate {
   double collectives = 0; ///< collective calls (all repetitions)
@@ -35,6 +40,7 @@ struct RunEstimate {
   double packets = 0;
   double transfers = 0;          ///< transfers of built DAGs (one SimGrid action each on the flow engine)
   double shortcut_transfers = 0; ///< transfers the flow engine's symmetric-steps shortcut evaluates instead
+  bool ring_fluid = false;       ///< the flow engine's ring-fluid model will run the collectives (ring_fluid.hpp)
   double events = 0;             ///< for the engine that will run
 };
 

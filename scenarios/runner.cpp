@@ -8,6 +8,7 @@
 #include "scenarios/placement.hpp"
 #include "scenarios/replay.hpp"
 #include "scenarios/resource_estimate.hpp"
+#include "scenarios/ring_fluid.hpp"
 #include "scenarios/ring_shortcut.hpp"
 #include "scenarios/timed_faults.hpp"
 #include "sim/error.hpp"
@@ -79,10 +80,12 @@ struct JobRun {
     CollectiveSpec spec;                    ///< what the DAG is built from (also after a shortcut's fallback)
     std::string where;                      ///< names the collective in errors
     std::size_t result = 0;                 ///< index into RunResult::collectives
+    std::unique_ptr<RingFluid> fluid;       ///< flow.ring_fluid: instead of dag and exec
   };
   std::vector<Collective> colls;
   /// Transfers one execution of `c` delivers (the progress count).
   static std::uint64_t transfers_of(const Collective& c) {
+    if (c.fluid) return c.fluid->network_transfers() + c.fluid->nvlink_transfers();
     return c.dag ? c.dag->size() : c.shortcut->network_transfers() + c.shortcut->nvlink_transfers();
   }
   std::unique_ptr<Rng> rng;
@@ -171,6 +174,13 @@ class ScenarioRunner {
   /// The flow engine when the symmetric-steps shortcut may run this scenario's collectives (one job alone on
   /// the fabric, static routing, no calibration, no trace, no time limit), else nullptr.
   flow::FlowEngine* shortcut_engine() const;
+  /// The collective spec of job i for (op, size, algorithm), as collective_for() builds it.
+  CollectiveSpec spec_for(std::size_t i, CollOp op, std::uint64_t size, const std::string& algorithm) const;
+  /// The NIC rate of job i's first HCA (input of the tuning model), 0 when unknown.
+  double job_nic_gbps(std::size_t i) const;
+  /// Whether this run's collectives go on the ring-fluid model (flow.ring_fluid; ring_fluid.hpp): sets
+  /// fluid_ and fluid_report_. InputError when flow.ring_fluid is "on" and the run cannot use it.
+  void decide_ring_fluid();
 
   const Scenario& s_;
   const World& w_;
@@ -194,6 +204,9 @@ class ScenarioRunner {
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   std::uint64_t total_iters_ = 0, done_iters_ = 0;
   nlohmann::json shortcut_report_ = {{"fallback", nlohmann::json::array()}}; // + counts at the end
+  bool fluid_ = false;                                                       // flow.ring_fluid in use
+  std::unique_ptr<CoflowNetwork> coflows_;                                   // its shared links
+  nlohmann::json fluid_report_ = nlohmann::json::object();
 };
 
 flow::FlowEngine* ScenarioRunner::shortcut_engine() const {
@@ -300,6 +313,7 @@ void ScenarioRunner::build_jobs() {
     };
   }
   jobs_.resize(s_.jobs.size()); // never resized again: executors' callbacks hold JobRun pointers
+  decide_ring_fluid();
   for (std::size_t i = 0; i < s_.jobs.size(); ++i) build_job(i);
   std::uint64_t units = 0; // transfers the finite jobs deliver (progress)
   for (const auto& j : jobs_)
@@ -355,11 +369,7 @@ void ScenarioRunner::build_job(std::size_t i) {
       std::sort(jr.slow_nodes.begin(), jr.slow_nodes.end());
     }
   }
-  if (!jr.layout.nodes.empty() && !jr.layout.nodes[0].empty()) {
-    const auto node = w_.tables->hca_nodes()[jr.layout.nodes[0][0]];
-    for (const auto l : w_.fabric.links_of(node))
-      jr.nic_gbps = std::max(jr.nic_gbps, w_.fabric.link(l).speed.rate_gbps());
-  }
+  jr.nic_gbps = job_nic_gbps(i);
   const auto key = s_.file + ": key 'jobs[" + std::to_string(i) + "].workload";
   const Time gap = Time::from_us(js.workload.compute_gap_us);
   if (js.workload.trace.empty()) {
@@ -405,14 +415,9 @@ void ScenarioRunner::add_replayed_calls(JobRun& jr, Time gap) {
   jr.passes = js.workload.warmup + iterations_of(jr.index);
 }
 
-std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t size,
-                                           const std::string& algorithm, const std::string& where) {
-  // One DAG (and one result entry) per distinct (op, size, algorithm).
-  for (std::size_t d = 0; d < jr.colls.size(); ++d)
-    if (jr.colls[d].size_bytes == size && jr.colls[d].op == op &&
-        jr.colls[d].requested_algorithm == algorithm)
-      return d;
-  const auto& js = *jr.spec;
+CollectiveSpec ScenarioRunner::spec_for(std::size_t i, CollOp op, std::uint64_t size,
+                                        const std::string& algorithm) const {
+  const auto& js = s_.jobs[i];
   CollectiveSpec cs;
   cs.op = op;
   cs.size_bytes = size;
@@ -424,7 +429,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   cs.channels = js.workload.channels;
   cs.min_channels = s_.nccl_min_channels;
   cs.max_channels = s_.nccl_max_channels;
-  if (jr.nic_gbps > 0) cs.nic_gbps = jr.nic_gbps;
+  if (const double g = job_nic_gbps(i); g > 0) cs.nic_gbps = g;
   cs.nvlink_gbps = s_.nvlink_gbps;
   // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs or with a profile that has fitted costs.
   cs.nccl_version = s_.nccl_version;
@@ -437,7 +442,50 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     cs.nccl_fitted.base_us = f.base.value;
     cs.nccl_fitted.net_us = f.net_step.value;
   }
-  JobRun::Collective c{op, size, algorithm, nullptr, nullptr, nullptr, cs, where, out_.collectives.size()};
+  return cs;
+}
+
+double ScenarioRunner::job_nic_gbps(std::size_t i) const {
+  double gbps = 0;
+  const auto& nodes = placed_.at(i).nodes;
+  if (!nodes.empty() && !nodes[0].empty()) {
+    const auto node = w_.tables->hca_nodes()[nodes[0][0]];
+    for (const auto l : w_.fabric.links_of(node)) gbps = std::max(gbps, w_.fabric.link(l).speed.rate_gbps());
+  }
+  return gbps;
+}
+
+void ScenarioRunner::decide_ring_fluid() {
+  auto* fe = dynamic_cast<flow::FlowEngine*>(engine_.get());
+  if (fe == nullptr) return;
+  const auto blocker = ring_fluid_blocker(s_, w_, fe->config().adaptive_routing || fe->config().factors,
+                                          !var_.empty(), opt_.trace_limit > 0);
+  const auto c =
+      choose_ring_fluid(s_, blocker, shortcut_engine() != nullptr, [this](std::size_t i, std::uint64_t n) {
+        return spec_for(i, s_.jobs[i].workload.op, n, s_.jobs[i].workload.algorithm);
+      });
+  if (!c.use) return;
+  fluid_ = true;
+  coflows_ =
+      std::make_unique<CoflowNetwork>(*engine_, [fe](std::uint32_t l) { return fe->link_bytes_per_s(l); });
+  fluid_report_["reason"] = c.reason;
+  out_.warnings.push_back(
+      "flow engine: every collective runs on the ring-fluid model (lock-step ring stages as "
+      "coflows, docs/flow-engine.md \"Ring fluid\"), an approximation of the exact path: " +
+      c.reason);
+}
+
+std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t size,
+                                           const std::string& algorithm, const std::string& where) {
+  // One DAG (and one result entry) per distinct (op, size, algorithm).
+  for (std::size_t d = 0; d < jr.colls.size(); ++d)
+    if (jr.colls[d].size_bytes == size && jr.colls[d].op == op &&
+        jr.colls[d].requested_algorithm == algorithm)
+      return d;
+  const auto& js = *jr.spec;
+  const CollectiveSpec cs = spec_for(jr.index, op, size, algorithm);
+  JobRun::Collective c{op,     size, algorithm, nullptr, nullptr, nullptr, cs, where, out_.collectives.size(),
+                       nullptr};
   auto input_error = [&](const InputError& e) {
     return InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " +
                       e.what());
@@ -463,6 +511,20 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     jr.colls.push_back(std::move(c));
     return jr.colls.size() - 1;
   };
+  if (fluid_) {
+    std::optional<RingStages> st;
+    try {
+      st = ring_stages(cs);
+    } catch (const InputError& e) {
+      throw input_error(e);
+    }
+    if (!st) throw std::logic_error("ring fluid: a collective without ring stages");
+    c.fluid = RingFluid::make(*st, jr.layout, *dynamic_cast<flow::FlowEngine*>(engine_.get()), exec_opts_);
+    const auto net = c.fluid->network_transfers(), nvl = c.fluid->nvlink_transfers();
+    const auto algo = st->algorithm, proto = st->protocol;
+    const auto channels = st->channels;
+    return add(to_string(op), algo, proto, channels, net, nvl);
+  }
   if (auto* fe = shortcut_engine()) {
     std::optional<RingPlan> plan;
     try {
@@ -627,6 +689,12 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
   jr.first_ready = first;
   JobRun* p = &jr;
   auto& coll = jr.colls[e.coll];
+  if (coll.fluid) {
+    if (opt_.progress_slot && !jr.spec->workload.loop)
+      opt_.progress_slot->run_done += JobRun::transfers_of(coll);
+    coll.fluid->run(now, ready, *coflows_, [this, p](Time end) { on_done(*p, end); });
+    return;
+  }
   if (coll.shortcut) {
     // The whole collective at once (the shortcut runs only for a job alone on the fabric).
     if (const auto end = coll.shortcut->run(now, ready)) {
@@ -732,6 +800,15 @@ RunResult ScenarioRunner::run() {
   }
   if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps)
     out_.engine.extra["symmetric_steps"] = shortcut_report_;
+  if (fluid_) {
+    std::uint64_t n = 0;
+    for (const auto& jr : jobs_)
+      for (const auto& c : jr.colls) n += c.fluid ? 1 : 0;
+    fluid_report_["collectives"] = n;
+    fluid_report_["stages_run"] = coflows_->coflows();
+    fluid_report_["solves"] = coflows_->solves();
+    out_.engine.extra["ring_fluid"] = fluid_report_;
+  }
   // Idle timers (an RC retransmission timer armed for a message already acknowledged) can keep the engine's
   // clock running past the traffic; the run ends with the last collective (or background message).
   out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();

@@ -204,6 +204,21 @@ Schema build_schema() {
     d.fill_default = false; // written into the effective configuration only when given
     s.add(std::move(d));
   }
+  {
+    KeyDecl d{
+        "flow.ring_fluid",
+        K::String,
+        "",
+        "auto",
+        "Flow engine: run ring and hierarchical collectives on the ring-fluid model (each ring stage one "
+        "coflow in lock step, max-min shared with the other jobs' stages; an approximation of the exact "
+        "per-transfer path, docs/flow-engine.md \"Ring fluid\"). auto = only when a collective's "
+        "transfer DAG would exceed the exact path's limit (then every collective of the run uses it); "
+        "on = always (every collective must be ring or hierarchical); off = never.",
+        {"auto", "on", "off"}};
+    d.fill_default = false; // written into the effective configuration only when given
+    s.add(std::move(d));
+  }
   add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
   add("jobs[].name", K::String, "", "", "Job name (default job<i>).");
   add("jobs[].nodes", K::Int, "nodes", 2, "Nodes (servers) in the job.", {}, 1, 1e7);
@@ -406,6 +421,8 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   }
   if (const auto f = e.find("flow"); f != e.end() && f->contains("symmetric_steps"))
     s.flow_symmetric_steps = f->at("symmetric_steps").get<bool>();
+  if (const auto f = e.find("flow"); f != e.end() && f->contains("ring_fluid"))
+    s.flow_ring_fluid = f->at("ring_fluid").get<std::string>();
   if (const auto f = e.find("flow"); f != e.end() && f->contains("solver"))
     s.flow_simgrid_solver = f->at("solver").get<std::string>() == "simgrid";
   if (e.at("jobs").empty()) throw InputError(where + ": key 'jobs': at least one job is needed");

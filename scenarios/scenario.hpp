@@ -130,6 +130,9 @@ struct Scenario {
   bool flow_symmetric_steps = true;
   /// flow.solver = "simgrid": SimGrid computes the flow engine's sharing (default: the native solver).
   bool flow_simgrid_solver = false;
+  /// flow.ring_fluid: "auto" (when a collective's DAG would exceed kMaxTransfers), "on" or "off"
+  /// (scenarios/ring_fluid.hpp).
+  std::string flow_ring_fluid = "auto";
   std::vector<JobSpec> jobs;
   std::vector<BackgroundSpec> background;
   FaultSpec faults; ///< the `faults` section (scenarios/faults.hpp)

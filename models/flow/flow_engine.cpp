@@ -351,6 +351,12 @@ FlowEngine::StaticPath FlowEngine::static_path(routing::HcaIndex src, routing::H
   return p;
 }
 
+double FlowEngine::link_bytes_per_s(std::uint32_t link) const {
+  if (!impl_->dl.made(link))
+    throw std::logic_error("FlowEngine::link_bytes_per_s: a link the platform does not hold");
+  return impl_->dl[link].link->get_bandwidth();
+}
+
 void FlowEngine::account(const StaticPath& path, std::uint64_t payload, std::uint64_t wire,
                          std::uint64_t messages) {
   for (const std::uint32_t d : path.links) {

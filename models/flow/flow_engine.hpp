@@ -168,6 +168,8 @@ class FlowEngine final : public eng::Engine {
     Time delay;
   };
   StaticPath static_path(routing::HcaIndex src, routing::HcaIndex dst) const;
+  /// Bandwidth of a directed link of a StaticPath (wire bytes per second).
+  double link_bytes_per_s(std::uint32_t link) const;
   /// Counts, in report(), traffic whose timing a caller computed without SimGrid on `path`: `payload` and
   /// `wire` bytes on each of its links and `messages` delivered transfers.
   void account(const StaticPath& path, std::uint64_t payload, std::uint64_t wire, std::uint64_t messages);

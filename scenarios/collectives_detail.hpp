@@ -1,0 +1,35 @@
+#pragma once
+// What the ring evaluators (scenarios/ring_plans.cpp: RingPlan for the symmetric-steps shortcut, RingStages
+// for the ring-fluid model) take from the DAG builder of scenarios/collectives.cpp, so that they cut and cost
+// a collective exactly as its DAG would: protocol, channels, chunk/slice/window/grain and software costs.
+// Internal to scenarios/.
+#include "scenarios/collectives.hpp"
+#include "sim/time.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ibn::scen::detail {
+
+struct RingCut {
+  std::string protocol;
+  std::uint32_t channels = 1, nodes = 1;
+  std::uint64_t chunk = 0, slice = 0, grain = 1;
+  std::uint32_t slices_per_chunk = 1, window = 0;
+  Time step_overhead, net_step_overhead, launch_latency;
+};
+
+/// InputError for an impossible spec (as build_collective).
+void check_spec(const CollectiveSpec& s);
+/// Fewer than 2 ranks or nothing to move: no transfer.
+bool trivial_spec(const CollectiveSpec& s);
+/// The builder's choices for `algorithm` ("ring" or "hierarchical") with the ring cut (4 Simple steps per
+/// chunk, 2 slices per chunk).
+RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm);
+/// NCCL's split of one chunk of `data_bytes` into slices (Builder::slices_of).
+std::vector<std::uint64_t> cut_slices(std::uint64_t data_bytes, const RingCut& c);
+/// Slices over every loop when `bytes` are cut into `units` chunks per loop.
+std::uint64_t cut_pieces(std::uint64_t bytes, std::uint64_t units, const RingCut& c);
+
+} // namespace ibn::scen::detail

@@ -1,0 +1,293 @@
+#include "scenarios/ring_fluid.hpp"
+
+#include "sim/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+
+namespace ibn::scen {
+
+std::string ring_fluid_blocker(const Scenario& s, const World& w, bool adaptive_routing, bool variability,
+                               bool trace) {
+  if (!s.background.empty()) return "background traffic";
+  if (w.profile || !s.calibration.empty()) return "a calibration profile";
+  if (adaptive_routing) return "adaptive routing";
+  if (!w.timed_faults.empty() || !w.packet.link_bit_error_rate.empty()) return "timed faults or bit errors";
+  if (variability) return "the variability model";
+  if (trace) return "a transfer trace";
+  for (const auto& j : s.jobs)
+    if (!j.workload.trace.empty()) return "job '" + j.name + "' replays a trace";
+  return "";
+}
+
+RingFluidChoice choose_ring_fluid(const Scenario& s, const std::string& blocker, bool shortcut,
+                                  const std::function<CollectiveSpec(std::size_t, std::uint64_t)>& spec) {
+  RingFluidChoice c;
+  const std::string& mode = s.flow_ring_fluid;
+  if (mode == "off") return c;
+  const bool forced = mode == "on";
+  auto refuse = [&](const std::string& why) {
+    if (forced) throw InputError(s.file + ": key 'flow.ring_fluid': 'on' cannot be used: " + why);
+    return c;
+  };
+  if (!blocker.empty()) return refuse(blocker);
+  if (!forced && shortcut) return c; // one ring job alone: the exact symmetric-steps shortcut takes it
+  bool too_large = false;
+  for (std::size_t i = 0; i < s.jobs.size(); ++i) {
+    const auto& w = s.jobs[i].workload;
+    for (const auto size : w.sizes_bytes) {
+      std::optional<RingStages> st;
+      try {
+        st = ring_stages(spec(i, size));
+      } catch (const InputError&) { // reported with its key when the collective is built
+        return c;
+      }
+      if (!st)
+        return refuse("job '" + s.jobs[i].name + "' runs " + to_string(w.op) + " with algorithm '" +
+                      w.algorithm + "' (only ring and hierarchical collectives)");
+      too_large = too_large || ring_stages_transfers(*st) > kMaxTransfers;
+    }
+  }
+  if (!forced && !too_large) return c;
+  c.use = true;
+  c.reason = forced ? "flow.ring_fluid: on"
+                    : "a collective's transfer DAG would exceed " + std::to_string(kMaxTransfers) +
+                          " transfers (flow.ring_fluid: auto)";
+  return c;
+}
+
+// ---- CoflowNetwork ------------------------------------------------------------------------------------
+
+CoflowNetwork::CoflowNetwork(eng::Engine& engine, std::function<double(std::uint32_t)> capacity)
+    : engine_(engine), capacity_(std::move(capacity)) {}
+
+void CoflowNetwork::start(const std::vector<Use>& uses, double bytes, double cap,
+                          std::function<void(Time)> done) {
+  if (!(bytes > 0) || !(cap > 0)) throw std::logic_error("CoflowNetwork::start: bytes and cap must be > 0");
+  std::size_t k = 0;
+  while (k < act_.size() && act_[k].live) ++k;
+  if (k == act_.size()) act_.emplace_back();
+  auto& a = act_[k];
+  a.uses = &uses;
+  a.rem = bytes;
+  a.rate = 0;
+  a.cap = cap;
+  a.last = engine_.now();
+  a.done = std::move(done);
+  a.live = true;
+  ++started_;
+  for (const auto& u : uses)
+    if (u.link >= left_.size()) left_.resize(u.link + 1, 0.0), weight_.resize(u.link + 1, 0.0);
+  solve();
+}
+
+void CoflowNetwork::solve() {
+  ++solves_;
+  const Time now = engine_.now();
+  // Bring every coflow's remaining bytes up to now at the rate it had.
+  for (auto& a : act_)
+    if (a.live) {
+      a.rem = std::max(0.0, a.rem - a.rate * (now - a.last).to_s());
+      a.last = now;
+      a.fixed = false;
+      for (const auto& u : *a.uses) left_[u.link] = capacity_(u.link), weight_[u.link] = 0;
+    }
+  for (const auto& a : act_)
+    if (a.live)
+      for (const auto& u : *a.uses) weight_[u.link] += u.flows;
+  // Progressive filling: the unfixed coflows' per-flow rate rises together; the lowest bound (a link used
+  // up by the unfixed flows on it, or a coflow's cap) fixes the coflows it binds.
+  for (;;) {
+    double level = std::numeric_limits<double>::infinity();
+    std::vector<double> bound(act_.size(), std::numeric_limits<double>::infinity());
+    for (std::size_t k = 0; k < act_.size(); ++k) {
+      auto& a = act_[k];
+      if (!a.live || a.fixed) continue;
+      double b = a.cap;
+      for (const auto& u : *a.uses) b = std::min(b, std::max(0.0, left_[u.link]) / weight_[u.link]);
+      bound[k] = b;
+      level = std::min(level, b);
+    }
+    if (!std::isfinite(level)) break;
+    for (std::size_t k = 0; k < act_.size(); ++k) {
+      auto& a = act_[k];
+      if (!a.live || a.fixed || bound[k] > level * (1 + 1e-12)) continue;
+      a.fixed = true;
+      a.rate = level;
+      for (const auto& u : *a.uses) {
+        left_[u.link] -= level * u.flows;
+        weight_[u.link] -= u.flows;
+      }
+    }
+  }
+  for (std::size_t k = 0; k < act_.size(); ++k) {
+    auto& a = act_[k];
+    if (!a.live) continue;
+    const std::uint64_t v = ++a.version;
+    const double s = a.rate > 0 ? a.rem / a.rate : 0.0;
+    const Time end = now + Time::ps(static_cast<std::int64_t>(std::ceil(s * 1e12)));
+    engine_.call_at(end, [this, k, v] { finish(k, v); });
+  }
+}
+
+void CoflowNetwork::finish(std::size_t k, std::uint64_t version) {
+  auto& a = act_[k];
+  if (!a.live || a.version != version) return; // re-solved since: a later event stands for it
+  a.live = false;
+  a.rate = 0;
+  auto done = std::move(a.done);
+  a.done = nullptr;
+  solve(); // the others share what it leaves
+  done(engine_.now());
+}
+
+// ---- RingFluid ----------------------------------------------------------------------------------------
+
+double RingFluid::Stage::time_s(double x) const {
+  // A chunk's dependency chain crosses the ring's edges in turn: per step, the edge kinds weigh by their
+  // share of the ring's edges (a flat ring over g GPUs per node crosses the network once every g hops).
+  const double win = static_cast<double>(std::max<std::uint32_t>(1, window));
+  double total = 0;
+  for (const auto& l : loops) {
+    const double w = static_cast<double>(l.slice_wire);
+    double chain = 0, thr = 0, last = 0;
+    auto take = [&](double rate, Time lat, double share) {
+      const double t = w / rate, L = lat.to_s();
+      chain += share * (t + L);
+      thr = std::max(thr, std::max(t, (t + L) / win)); // a connection's slice period (FIFO window)
+      last = std::max(last, L);
+    };
+    if (has_net) take(x, net_latency, net_share);
+    if (has_nvl) take(nvl_rate, nvl_latency, 1.0 - net_share);
+    const double st = static_cast<double>(steps), S = static_cast<double>(l.slices);
+    total += std::max(st * S * thr + last, st * chain + (S - 1) * thr);
+  }
+  return total;
+}
+
+std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayout& layout,
+                                           flow::FlowEngine& engine, const ExecOptions& opt) {
+  if (plan.ranks > layout.ranks() || plan.gpus_per_node != layout.gpus_per_node)
+    throw std::logic_error("RingFluid: the job's layout does not match the collective");
+  std::unique_ptr<RingFluid> rf(new RingFluid(plan, engine));
+  const std::uint32_t g = layout.gpus_per_node;
+  const double nvl_bytes_per_s = opt.nvlink_gbps * 1e9 / 8.0;
+  std::map<std::pair<eng::HcaIndex, eng::HcaIndex>, flow::FlowEngine::StaticPath> paths;
+  for (const auto& st : rf->plan_.stages) {
+    Stage s;
+    s.window = plan.window;
+    s.steps = st.steps();
+    std::unordered_map<std::uint32_t, std::uint32_t> mult;                  // directed link -> flows
+    std::map<std::pair<eng::HcaIndex, eng::HcaIndex>, std::uint64_t> edges; // HCA pair -> ring edges
+    std::unordered_map<std::uint32_t, std::uint32_t> copies;                // rank -> NVLink copies it sends
+    double delay_sum = 0; // route delays of the network edges (s)
+    const std::uint32_t n = st.positions();
+    for (std::size_t r = 0; r < st.orders.size(); ++r)
+      for (std::uint32_t p = 0; p < n; ++p) {
+        const std::uint32_t src = st.orders[r][p], dst = st.orders[r][(p + 1) % n];
+        const std::uint32_t sn = src / g, dn = dst / g;
+        if (sn == dn) {
+          s.has_nvl = true;
+          ++copies[src];
+          continue;
+        }
+        s.has_net = true;
+        ++s.flows;
+        const auto& snode = layout.nodes.at(sn);
+        const auto& dnode = layout.nodes.at(dn);
+        const auto nics = static_cast<std::uint32_t>(std::min(snode.size(), dnode.size()));
+        const auto rail = static_cast<std::uint32_t>(std::max(0, st.rails[r])) % nics;
+        const auto key = std::make_pair(snode[rail], dnode[rail]);
+        auto it = paths.find(key);
+        if (it == paths.end()) it = paths.emplace(key, engine.static_path(key.first, key.second)).first;
+        for (const auto d : it->second.links) ++mult[d];
+        delay_sum += it->second.delay.to_s();
+        ++edges[key];
+      }
+    for (const auto& [key, cnt] : edges) s.pairs.push_back({paths.at(key), cnt});
+    s.uses.reserve(mult.size());
+    for (const auto& [d, f] : mult) s.uses.push_back({d, f});
+    std::sort(s.uses.begin(), s.uses.end(), [](const auto& a, const auto& b) { return a.link < b.link; });
+    s.x_alone = std::numeric_limits<double>::infinity();
+    for (const auto& u : s.uses) s.x_alone = std::min(s.x_alone, engine.link_bytes_per_s(u.link) / u.flows);
+    std::uint32_t max_copies = 1;
+    for (const auto& [r, c] : copies) max_copies = std::max(max_copies, c);
+    s.nvl_rate = nvl_bytes_per_s / max_copies; // a GPU's copies share its NVLink egress
+    // The chain crosses every edge of the ring in turn: their mean route delay.
+    s.net_latency = (s.flows ? Time::from_s(delay_sum / static_cast<double>(s.flows)) : Time::zero()) +
+                    plan.net_step_overhead;
+    s.nvl_latency = opt.nvlink_latency + plan.step_overhead;
+    // Loops of chunks (ring_phase): the largest chunk of each loop sets its lock step.
+    std::uint64_t net_per_edge = 0, nvl_per_edge = 0;
+    for (std::uint64_t grid = 0; grid < st.bytes; grid += st.loop_bytes(plan.chunk)) {
+      const std::uint64_t rem = st.bytes - grid;
+      Loop l;
+      l.chunk = std::min(plan.real_chunk(st, rem), rem);
+      const auto [count, first] = plan.slices(l.chunk);
+      l.slices = count;
+      l.slice_wire = plan.wire(first);
+      l.chunk_wire = plan.wire(l.chunk);
+      s.loops.push_back(l);
+      s.bytes += static_cast<double>(s.steps) * static_cast<double>(l.chunk_wire);
+      net_per_edge += s.steps * l.slices;
+      nvl_per_edge += s.steps * l.slices;
+    }
+    rf->network_transfers_ += net_per_edge * s.flows;
+    std::uint64_t nvl_edges = 0;
+    for (const auto& [r, c] : copies) nvl_edges += c;
+    s.net_share = static_cast<double>(s.flows) / static_cast<double>(s.flows + nvl_edges);
+    rf->nvlink_transfers_ += nvl_per_edge * nvl_edges;
+    s.alone = Time::from_s(s.time_s(s.x_alone));
+    rf->stages_.push_back(std::move(s));
+  }
+  return rf;
+}
+
+std::vector<Time> RingFluid::stage_times_alone() const {
+  std::vector<Time> out;
+  for (const auto& s : stages_) out.push_back(s.alone);
+  return out;
+}
+
+void RingFluid::run(Time now, const std::vector<Time>& ready, CoflowNetwork& net,
+                    std::function<void(Time)> done) {
+  Time t = now;
+  for (const auto r : ready) t = std::max(t, r);
+  t += plan_.launch_latency;
+  run_stage(0, t, net, std::move(done));
+}
+
+void RingFluid::run_stage(std::size_t i, Time t, CoflowNetwork& net, std::function<void(Time)> done) {
+  if (i == stages_.size()) return done(t);
+  const Stage& s = stages_[i];
+  auto next = [this, i, &net, done = std::move(done)](Time end) mutable {
+    const Stage& st = stages_[i];
+    for (const auto& p : st.pairs) {
+      std::uint64_t payload = 0, wire = 0, messages = 0;
+      for (const auto& l : st.loops) {
+        payload += st.steps * l.chunk;
+        wire += st.steps * l.chunk_wire;
+        messages += st.steps * l.slices;
+      }
+      engine_.account(p.path, payload * p.edges, wire * p.edges, messages * p.edges);
+    }
+    run_stage(i + 1, end, net, std::move(done));
+  };
+  if (!s.has_net || !(s.bytes > 0)) {
+    const Time end = t + s.alone;
+    engine_.call_at(end, [next = std::move(next), end]() mutable { next(end); });
+    return;
+  }
+  const double cap = s.bytes / s.alone.to_s();
+  engine_.call_at(t, [&net, &s, cap, next = std::move(next)]() mutable {
+    net.start(s.uses, s.bytes, cap, std::move(next));
+  });
+}
+
+} // namespace ibn::scen

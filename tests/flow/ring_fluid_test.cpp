@@ -1,0 +1,221 @@
+// The flow engine's ring-fluid model (scenarios/ring_fluid.hpp, key flow.ring_fluid).
+// 1. CoflowNetwork, the weighted max-min of coflows with caps, against hand-computed closed forms.
+// 2. The model against the exact per-transfer path on the same engine, where both run: the same scenario
+//    run both ways, each in its own child process (one flow engine per process). The model is an
+//    approximation; the tolerances below are what it must keep (measured errors in docs/flow-engine.md).
+// 3. When it runs: auto only beyond the exact path's transfer limit; "on" refused, naming the key, for what
+//    it leaves out.
+#include "scenarios/ring_fluid.hpp"
+#include "scenarios/runner.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/child_processes.hpp"
+#include "sim/error.hpp"
+#include "tests/test_util.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace ibn;
+using namespace ibn::scen;
+using J = nlohmann::json;
+
+namespace {
+
+/// The smallest clock an engine needs: timed callbacks in (time, order) order.
+class Clock final : public eng::Engine {
+ public:
+  std::string name() const override { return "clock"; }
+  Time now() const override { return now_; }
+  std::size_t num_hcas() const override { return 0; }
+  void send(const eng::TransferSpec&, eng::DeliveredFn) override { throw std::logic_error("no sends"); }
+  void call_at(Time t, std::function<void()> fn) override {
+    q_.emplace(std::make_pair(t.count_ps(), seq_++), std::move(fn));
+  }
+  void run() override {
+    while (!q_.empty()) {
+      auto it = q_.begin();
+      now_ = Time::ps(it->first.first);
+      auto fn = std::move(it->second);
+      q_.erase(it);
+      fn();
+    }
+  }
+  eng::EngineReport report() const override { return {}; }
+
+ private:
+  Time now_ = Time::zero();
+  std::uint64_t seq_ = 0;
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::function<void()>> q_;
+};
+
+} // namespace
+
+TEST_CASE("coflow max-min: two coflows on a shared link, one capped by a private link") {
+  // Link 0: 100 B/s, link 1: 30 B/s. A: 2 flows on link 0, 100 B each. B: 1 flow on links 0 and 1, 60 B.
+  // Progressive filling: B is bound by link 1 at 30 (link 0 would allow 100/3); A then gets (100-30)/2 = 35.
+  // B ends at 60/30 = 2 s; A has 100 - 2 x 35 = 30 B left per flow, now alone at 100/2 = 50: 0.6 s more.
+  Clock clock;
+  CoflowNetwork net(clock, [](std::uint32_t l) { return l == 0 ? 100.0 : 30.0; });
+  const std::vector<CoflowNetwork::Use> a{{0, 2}}, b{{0, 1}, {1, 1}};
+  double end_a = -1, end_b = -1;
+  net.start(a, 100, 1e9, [&](Time t) { end_a = t.to_s(); });
+  net.start(b, 60, 1e9, [&](Time t) { end_b = t.to_s(); });
+  clock.run();
+  CHECK(end_b == doctest::Approx(2.0).epsilon(1e-9));
+  CHECK(end_a == doctest::Approx(2.6).epsilon(1e-9));
+}
+
+TEST_CASE("coflow max-min: a cap binds below the link's share, and the capacity it leaves goes to others") {
+  // Link 0: 90 B/s. C: 1 flow, cap 10, 50 B -> 5 s. D: 2 flows, 160 B each, no cap: (90 - 10) / 2 = 40 each
+  // -> 4 s. After D ends C stays at its cap: 5 s.
+  Clock clock;
+  CoflowNetwork net(clock, [](std::uint32_t) { return 90.0; });
+  const std::vector<CoflowNetwork::Use> c{{0, 1}}, d{{0, 2}};
+  double end_c = -1, end_d = -1;
+  net.start(c, 50, 10, [&](Time t) { end_c = t.to_s(); });
+  net.start(d, 160, 1e9, [&](Time t) { end_d = t.to_s(); });
+  clock.run();
+  CHECK(end_d == doctest::Approx(4.0).epsilon(1e-9));
+  CHECK(end_c == doctest::Approx(5.0).epsilon(1e-9));
+  CHECK(net.coflows() == 2);
+}
+
+namespace {
+
+J tree(int radix, int hosts, const std::string& ratio) {
+  return {{"generator", "fat-tree"},
+          {"params",
+           {{"tiers", 2}, {"radix", radix}, {"hosts", hosts}, {"oversubscription", ratio}, {"rate", "NDR"}}}};
+}
+
+J job(const std::string& name, int nodes, int gpus, int nics, const std::string& op, const std::string& algo,
+      const std::string& sizes, const std::string& placement = "linear") {
+  return {{"name", name},
+          {"nodes", nodes},
+          {"gpus_per_node", gpus},
+          {"nics_per_node", nics},
+          {"placement", placement},
+          {"workload",
+           {{"op", op},
+            {"sizes", sizes},
+            {"algorithm", algo},
+            {"channels", 2},
+            {"iterations", 3},
+            {"warmup", 0}}}};
+}
+
+/// p50 per collective (job/op/size in order), the run's ring-fluid report (null when off).
+struct Outcome {
+  std::vector<double> p50;
+  J fluid;
+};
+
+Outcome run(const J& doc, const std::string& mode) {
+  const J out = J::parse(run_in_child_process([&] {
+    const auto s = make_scenario(doc, "t", "", {"flow.ring_fluid=" + mode});
+    const auto r = run_scenario(s);
+    J o;
+    o["p50"] = J::array();
+    for (const auto& c : r.collectives) {
+      auto v = c.samples_us;
+      std::sort(v.begin(), v.end());
+      o["p50"].push_back(v.at(v.size() / 2));
+    }
+    o["fluid"] = r.engine.extra.contains("ring_fluid") ? r.engine.extra.at("ring_fluid") : J();
+    return o.dump();
+  }));
+  return {out.at("p50").get<std::vector<double>>(), out.at("fluid")};
+}
+
+void compare(const J& doc, double tolerance) {
+  const auto exact = run(doc, "off"), fluid = run(doc, "on");
+  CHECK(exact.fluid.is_null());
+  REQUIRE(!fluid.fluid.is_null());
+  REQUIRE(exact.p50.size() == fluid.p50.size());
+  for (std::size_t i = 0; i < exact.p50.size(); ++i) {
+    INFO("collective " << i << ": exact " << exact.p50[i] << " us, ring fluid " << fluid.p50[i] << " us");
+    CHECK(std::abs(fluid.p50[i] / exact.p50[i] - 1.0) <= tolerance);
+  }
+}
+
+} // namespace
+
+TEST_CASE("ring fluid vs the exact path: one ring AllReduce, one GPU per node, bandwidth-bound") {
+  // 8 nodes on a non-blocking tree, 64 MiB: the time is 2 (n-1)/n x S / link rate plus the steps' latency;
+  // both paths must agree within 2 %.
+  const J doc = {{"engine", "flow"},
+                 {"seed", 5},
+                 {"fabric", tree(8, 16, "1:1")},
+                 {"jobs", J::array({job("j", 8, 1, 1, "allreduce", "ring", "64M")})}};
+  compare(doc, 0.02);
+}
+
+TEST_CASE("ring fluid vs the exact path: hierarchical AllReduce and a flat ring AllGather, 4 GPUs per node") {
+  const J doc = {{"engine", "flow"},
+                 {"seed", 5},
+                 {"fabric", tree(8, 32, "1:1")},
+                 {"jobs", J::array({job("ar", 4, 4, 4, "allreduce", "hierarchical", "1M,16M")})}};
+  compare(doc, 0.05);
+  const J doc2 = {{"engine", "flow"},
+                  {"seed", 5},
+                  {"fabric", tree(8, 32, "1:1")},
+                  {"jobs", J::array({job("ag", 4, 4, 4, "allgather", "ring", "1M,16M")})}};
+  compare(doc2, 0.05);
+}
+
+TEST_CASE("ring fluid vs the exact path: two jobs sharing an oversubscribed tree") {
+  // A 3:1 leaf tier, random placement: the jobs' rings cross the same uplinks; their sharing is the coflow
+  // max-min. Within 10 % of the exact path.
+  const J doc = {{"engine", "flow"},
+                 {"seed", 5},
+                 {"fabric", tree(8, 24, "3:1")},
+                 {"jobs", J::array({job("a", 4, 2, 2, "allreduce", "hierarchical", "4M,16M", "random"),
+                                    job("b", 4, 2, 2, "allgather", "ring", "4M,16M", "random")})}};
+  compare(doc, 0.10);
+}
+
+TEST_CASE("ring fluid: auto only beyond the transfer limit, on refused for what it leaves out") {
+  // A small ring job: auto keeps the exact path.
+  const J small = {{"engine", "flow"},
+                   {"seed", 1},
+                   {"fabric", tree(8, 32, "1:1")},
+                   {"jobs", J::array({job("a", 4, 2, 2, "allreduce", "hierarchical", "1M"),
+                                      job("b", 4, 2, 2, "allgather", "ring", "1M")})}};
+  CHECK(run(small, "auto").fluid.is_null());
+  // Hierarchical AllReduce of 16 MiB over 1,000 nodes x 8 GPUs on 4 channels: 2 x 8 x 999 x 4,000 chunks
+  // between nodes alone, beyond kMaxTransfers (3.2e7): auto takes the model, for both jobs, and says why.
+  J big = {{"engine", "flow"},
+           {"seed", 1},
+           {"fabric", tree(64, 1024, "1:1")},
+           {"jobs", J::array({job("a", 1000, 8, 1, "allreduce", "hierarchical", "16M"),
+                              job("b", 2, 8, 1, "allgather", "ring", "1M")})}};
+  big["jobs"][0]["workload"]["channels"] = 4;
+  const auto o = run(big, "auto");
+  REQUIRE(!o.fluid.is_null());
+  CHECK(o.fluid.at("reason").get<std::string>().find("exceed") != std::string::npos);
+  CHECK(o.fluid.at("collectives") == 2);
+  // "on" with an AllToAll job or with background traffic: refused, naming the key.
+  J a2a = small;
+  a2a["jobs"][1]["workload"]["op"] = "alltoall";
+  a2a["jobs"][1]["workload"]["algorithm"] = "auto";
+  const auto e1 = run_in_child_process([&] {
+    return test::error_of([&] { run_scenario(make_scenario(a2a, "t", "", {"flow.ring_fluid=on"})); });
+  });
+  CHECK(e1.find("flow.ring_fluid") != std::string::npos);
+  CHECK(e1.find("alltoall") != std::string::npos);
+  // Background traffic is left out of the model: refused as well.
+  J bg = small;
+  bg["background"] = J::array({{{"pattern", "permutation"}, {"load", 0.5}, {"nodes", 2}}});
+  const auto e2 = run_in_child_process([&] {
+    return test::error_of([&] { run_scenario(make_scenario(bg, "t", "", {"flow.ring_fluid=on"})); });
+  });
+  INFO(e2);
+  CHECK(e2.find("flow.ring_fluid") != std::string::npos);
+  CHECK(e2.find("background") != std::string::npos);
+}
