@@ -732,6 +732,45 @@ RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm) {
   return r;
 }
 
+TreeShape tree_shape(const CollectiveSpec& s) {
+  Builder b(s, "tree", resolve_proto(s, "tree"));
+  const auto k = b.cut(tree_simple_chunk(b), false);
+  TreeShape t;
+  t.cut.protocol = proto_name(b.proto());
+  t.cut.channels = b.channels();
+  t.cut.nodes = b.nodes();
+  t.cut.chunk = k.chunk;
+  t.cut.slice = k.slice;
+  t.cut.grain = k.grain;
+  t.cut.slices_per_chunk = k.slices_per_chunk;
+  t.cut.window = k.window;
+  t.cut.step_overhead = b.intra_delay();
+  t.cut.net_step_overhead = b.net_delay();
+  t.cut.launch_latency = b.launch_latency();
+  const std::uint32_t nc = b.channels(), h = nc >= 2 ? (nc + 1) / 2 : 1; // as tree_allreduce()
+  for (std::uint32_t c = 0; c < nc; ++c) {
+    t.parents.push_back(rank_tree(s.ranks, b.gpn(), c % h, c / h).parent);
+    t.rails.push_back(b.channel_rail(c % h));
+  }
+  return t;
+}
+
+CollectiveSpec resolve_auto(const CollectiveSpec& s) {
+  if (lower(s.algorithm) != "auto" || s.op == CollOp::AllToAll || s.op == CollOp::SendRecv || s.ranks < 2)
+    return s;
+  const bool fixed = lower(s.protocol) != "auto";
+  const auto want = fixed ? std::string(proto_name(parse_proto(s.protocol))) : std::string();
+  const TuningEstimate* best = nullptr;
+  const auto table = tuning_table(tuning_inputs(s));
+  for (const auto& e : table) // as build_auto()
+    if (e.available && (!fixed || e.protocol == want) && (!best || e.time_us < best->time_us)) best = &e;
+  if (!best) return s;
+  CollectiveSpec t = s;
+  t.algorithm = best->algorithm;
+  t.protocol = best->protocol;
+  return t;
+}
+
 namespace {
 Cut as_cut(const RingCut& c) {
   Cut k;

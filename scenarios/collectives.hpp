@@ -166,16 +166,21 @@ std::optional<RingPlan> ring_plan(const CollectiveSpec& spec);
 std::uint64_t ring_plan_transfers(const RingPlan& plan);
 
 /// The rings of a ring-structured collective, stage by stage, for the flow engine's ring-fluid model
-/// (scenarios/ring_fluid.hpp): a ring AllReduce/AllGather/ReduceScatter is one stage; a hierarchical
-/// AllReduce is three (intra-node reduce-scatter on every node, inter-node AllReduce per local GPU on its
-/// rail, intra-node all-gather), run one after the other. Every ring of a stage has the same kind and bytes
-/// and runs at the same time; the cut (chunk, slices, window, grain) and software costs are the DAG's.
+/// (scenarios/ring_fluid.hpp): a ring AllReduce/AllGather/ReduceScatter is one stage, and so is a tree
+/// AllReduce (its double binary trees; `parents` instead of `orders`); a hierarchical AllReduce is three
+/// (intra-node reduce-scatter on every node, inter-node AllReduce per local GPU on its rail, intra-node
+/// all-gather), run one after the other. Every ring of a stage has the same kind and bytes and runs at the
+/// same time; the cut (chunk, slices, window, grain) and software costs are the DAG's.
 struct RingStage {
   bool all_reduce = true;  ///< 2(n-1) steps; else n-1 (AllGather / ReduceScatter)
   std::uint64_t bytes = 0; ///< per ring: AllReduce the buffer, else the per-rank part
   std::uint32_t channels = 1; ///< rings per ring group (loop bytes count them)
   std::vector<std::vector<std::uint32_t>> orders; ///< every ring of the stage: position -> rank
   std::vector<std::int32_t> rails;                ///< per ring (-1: inside a node)
+  /// A tree AllReduce stage instead of rings (algorithm "tree"): per channel each rank's parent (-1: root);
+  /// every chunk goes up to the root and back down; `orders` is empty.
+  std::vector<std::vector<std::int32_t>> parents;
+  bool tree() const { return !parents.empty(); }
   std::uint32_t positions() const { return orders.empty() ? 0 : static_cast<std::uint32_t>(orders[0].size()); }
   std::uint32_t steps() const { return all_reduce ? 2 * (positions() - 1) : positions() - 1; }
   std::uint64_t loop_bytes(std::uint64_t chunk) const {
@@ -195,9 +200,10 @@ struct RingStages {
   std::pair<std::uint64_t, std::uint64_t> slices(std::uint64_t data_bytes) const;
   std::uint64_t wire(std::uint64_t data_bytes) const { return wire_bytes(data_bytes, protocol); }
 };
-/// The stages of `spec` when it is a ring (AllReduce, AllGather, ReduceScatter) or hierarchical AllReduce
-/// with at least one transfer; nullopt for every other algorithm, op or a trivial collective. InputError as
-/// build_collective for an impossible spec. Does not apply kMaxTransfers.
+/// The stages of `spec` when it is a ring (AllReduce, AllGather, ReduceScatter), tree or hierarchical
+/// AllReduce with at least one transfer ("auto" resolved by the tuning model as build_collective() does);
+/// nullopt for every other algorithm, op or a trivial collective. InputError as build_collective for an
+/// impossible spec. Does not apply kMaxTransfers.
 std::optional<RingStages> ring_stages(const CollectiveSpec& spec);
 /// Transfers its DAG would hold (what kMaxTransfers bounds).
 std::uint64_t ring_stages_transfers(const RingStages& plan);

@@ -27,6 +27,18 @@ bool trivial_spec(const CollectiveSpec& s);
 /// The builder's choices for `algorithm` ("ring" or "hierarchical") with the ring cut (4 Simple steps per
 /// chunk, 2 slices per chunk).
 RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm);
+/// A tree AllReduce as build_tree() emits it: the cut (tree chunk, no slicing) and, per channel, each rank's
+/// parent (-1: the root) and the NIC rail its network transfers use.
+struct TreeShape {
+  RingCut cut;
+  std::vector<std::vector<std::int32_t>> parents; ///< per channel
+  std::vector<std::int32_t> rails;                ///< per channel
+};
+TreeShape tree_shape(const CollectiveSpec& s);
+/// `s` with algorithm and protocol "auto" resolved as build_collective() would (the tuning model's
+/// choice); `s` itself when nothing is "auto" or the op has no tuned choice.
+CollectiveSpec resolve_auto(const CollectiveSpec& s);
+
 /// NCCL's split of one chunk of `data_bytes` into slices (Builder::slices_of).
 std::vector<std::uint64_t> cut_slices(std::uint64_t data_bytes, const RingCut& c);
 /// Slices over every loop when `bytes` are cut into `units` chunks per loop.

@@ -67,70 +67,62 @@ RingFluidChoice choose_ring_fluid(const Scenario& s, const std::string& blocker,
 CoflowNetwork::CoflowNetwork(eng::Engine& engine, std::function<double(std::uint32_t)> capacity)
     : engine_(engine), capacity_(std::move(capacity)) {}
 
-void CoflowNetwork::start(const std::vector<Use>& uses, double bytes, double cap,
-                          std::function<void(Time)> done) {
-  if (!(bytes > 0) || !(cap > 0)) throw std::logic_error("CoflowNetwork::start: bytes and cap must be > 0");
+void CoflowNetwork::start(const std::vector<Use>& uses, double bytes,
+                          std::function<double(double)> time_of_rate, std::function<void(Time)> done) {
   std::size_t k = 0;
   while (k < act_.size() && act_[k].live) ++k;
   if (k == act_.size()) act_.emplace_back();
   auto& a = act_[k];
   a.uses = &uses;
-  a.rem = bytes;
+  a.left = 1.0;
   a.rate = 0;
-  a.cap = cap;
+  a.bytes = bytes;
+  a.time_of_rate = std::move(time_of_rate);
   a.last = engine_.now();
   a.done = std::move(done);
   a.live = true;
   ++started_;
   for (const auto& u : uses)
-    if (u.link >= left_.size()) left_.resize(u.link + 1, 0.0), weight_.resize(u.link + 1, 0.0);
+    if (u.link >= weight_.size()) weight_.resize(u.link + 1, 0.0);
   solve();
 }
 
 void CoflowNetwork::solve() {
   ++solves_;
   const Time now = engine_.now();
-  // Bring every coflow's remaining bytes up to now at the rate it had.
+  // Bring every coflow's work up to now at the rate it had.
   for (auto& a : act_)
     if (a.live) {
-      a.rem = std::max(0.0, a.rem - a.rate * (now - a.last).to_s());
+      if (a.rate > 0) a.left = std::max(0.0, a.left - (now - a.last).to_s() / a.time_of_rate(a.rate));
       a.last = now;
-      a.fixed = false;
-      for (const auto& u : *a.uses) left_[u.link] = capacity_(u.link), weight_[u.link] = 0;
     }
-  for (const auto& a : act_)
-    if (a.live)
-      for (const auto& u : *a.uses) weight_[u.link] += u.flows;
-  // Progressive filling: the unfixed coflows' per-flow rate rises together; the lowest bound (a link used
-  // up by the unfixed flows on it, or a coflow's cap) fixes the coflows it binds.
-  for (;;) {
-    double level = std::numeric_limits<double>::infinity();
-    std::vector<double> bound(act_.size(), std::numeric_limits<double>::infinity());
-    for (std::size_t k = 0; k < act_.size(); ++k) {
-      auto& a = act_[k];
-      if (!a.live || a.fixed) continue;
-      double b = a.cap;
-      for (const auto& u : *a.uses) b = std::min(b, std::max(0.0, left_[u.link]) / weight_[u.link]);
-      bound[k] = b;
-      level = std::min(level, b);
+  // Processor sharing with duty cycles: a flow, while active, shares each link with its own coflow's flows
+  // on it (in lock step, all active together) and with the other coflows' flows weighted by how much of the
+  // time they are active (duty = bandwidth time / stage time at their rate): a latency-bound stage slows the
+  // others little, a bandwidth-bound one takes its fair share. A fixed point, from every duty at 1.
+  for (auto& a : act_) a.duty = 1.0;
+  for (int iter = 0; iter < 8; ++iter) {
+    for (const auto& a : act_)
+      if (a.live)
+        for (const auto& u : *a.uses) weight_[u.link] = 0;
+    for (const auto& a : act_)
+      if (a.live)
+        for (const auto& u : *a.uses) weight_[u.link] += u.flows * a.duty;
+    for (auto& a : act_) {
+      if (!a.live) continue;
+      double x = std::numeric_limits<double>::infinity();
+      for (const auto& u : *a.uses)
+        x = std::min(x, capacity_(u.link) / (weight_[u.link] - u.flows * a.duty + u.flows));
+      a.rate = x;
     }
-    if (!std::isfinite(level)) break;
-    for (std::size_t k = 0; k < act_.size(); ++k) {
-      auto& a = act_[k];
-      if (!a.live || a.fixed || bound[k] > level * (1 + 1e-12)) continue;
-      a.fixed = true;
-      a.rate = level;
-      for (const auto& u : *a.uses) {
-        left_[u.link] -= level * u.flows;
-        weight_[u.link] -= u.flows;
-      }
-    }
+    for (auto& a : act_)
+      if (a.live) a.duty = std::min(1.0, a.bytes / a.rate / a.time_of_rate(a.rate));
   }
   for (std::size_t k = 0; k < act_.size(); ++k) {
     auto& a = act_[k];
     if (!a.live) continue;
     const std::uint64_t v = ++a.version;
-    const double s = a.rate > 0 ? a.rem / a.rate : 0.0;
+    const double s = a.left * a.time_of_rate(a.rate);
     const Time end = now + Time::ps(static_cast<std::int64_t>(std::ceil(s * 1e12)));
     engine_.call_at(end, [this, k, v] { finish(k, v); });
   }
@@ -143,6 +135,7 @@ void CoflowNetwork::finish(std::size_t k, std::uint64_t version) {
   a.rate = 0;
   auto done = std::move(a.done);
   a.done = nullptr;
+  a.time_of_rate = nullptr;
   solve(); // the others share what it leaves
   done(engine_.now());
 }
@@ -150,6 +143,28 @@ void CoflowNetwork::finish(std::size_t k, std::uint64_t version) {
 // ---- RingFluid ----------------------------------------------------------------------------------------
 
 double RingFluid::Stage::time_s(double x) const {
+  if (tree) {
+    // A tree pipelines its chunks: the first one's chain up to the root and back down, then one chunk per
+    // slice period of the busiest connection.
+    const double win = static_cast<double>(std::max<std::uint32_t>(1, window));
+    double total = 0;
+    for (std::size_t i = 0; i < loops.size(); ++i) {
+      const double w = static_cast<double>(loops[i].chunk_wire);
+      // The first chunk's chain runs on paths not yet loaded by the pipeline: a hop at the path's own rate,
+      // scaled by what other collectives take (x / x_alone).
+      const double tn = has_net ? w / x : 0, tv = has_nvl ? w / nvl_rate : 0;
+      const double tn_chain = has_net ? w / (x * x_line / x_alone) : 0;
+      const double ln = net_latency.to_s(), lv = nvl_latency.to_s();
+      double thr = 0;
+      if (has_net) thr = std::max(thr, std::max(tn, (tn + ln) / win));
+      if (has_nvl) thr = std::max(thr, std::max(tv, (tv + lv) / win));
+      if (i == 0)
+        total += 2.0 * (chain_net * (tn_chain + ln) + chain_nvl * (tv + lv));
+      else
+        total += thr;
+    }
+    return total;
+  }
   // A chunk's dependency chain crosses the ring's edges in turn: per step, the edge kinds weigh by their
   // share of the ring's edges (a flat ring over g GPUs per node crosses the network once every g hops).
   const double win = static_cast<double>(std::max<std::uint32_t>(1, window));
@@ -187,33 +202,64 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
     std::map<std::pair<eng::HcaIndex, eng::HcaIndex>, std::uint64_t> edges; // HCA pair -> ring edges
     std::unordered_map<std::uint32_t, std::uint32_t> copies;                // rank -> NVLink copies it sends
     double delay_sum = 0; // route delays of the network edges (s)
-    const std::uint32_t n = st.positions();
-    for (std::size_t r = 0; r < st.orders.size(); ++r)
-      for (std::uint32_t p = 0; p < n; ++p) {
-        const std::uint32_t src = st.orders[r][p], dst = st.orders[r][(p + 1) % n];
-        const std::uint32_t sn = src / g, dn = dst / g;
-        if (sn == dn) {
-          s.has_nvl = true;
-          ++copies[src];
-          continue;
+    // The stage's edges (source rank, destination rank, rail): a ring's position p -> p + 1; a tree's child
+    // -> parent (reduce up) and parent -> child (broadcast down), each chunk once each way.
+    struct Edge {
+      std::uint32_t src, dst;
+      std::int32_t rail;
+    };
+    std::vector<Edge> list;
+    if (st.tree()) {
+      s.steps = 1;
+      s.tree = true;
+      for (std::size_t c = 0; c < st.parents.size(); ++c) {
+        const auto& par = st.parents[c];
+        for (std::uint32_t r = 0; r < par.size(); ++r) {
+          if (par[r] < 0) continue;
+          const auto p = static_cast<std::uint32_t>(par[r]);
+          list.push_back({r, p, st.rails[c]});
+          list.push_back({p, r, st.rails[c]});
+          // The chain: the deepest rank's path to the root, up and back down (the most network hops).
+          std::uint32_t net = 0, nvl = 0;
+          for (std::int32_t x = static_cast<std::int32_t>(r); par[x] >= 0; x = par[x])
+            (static_cast<std::uint32_t>(x) / g != static_cast<std::uint32_t>(par[x]) / g ? net : nvl) += 1;
+          if (net > s.chain_net || (net == s.chain_net && nvl > s.chain_nvl))
+            s.chain_net = net, s.chain_nvl = nvl;
         }
-        s.has_net = true;
-        ++s.flows;
-        const auto& snode = layout.nodes.at(sn);
-        const auto& dnode = layout.nodes.at(dn);
-        const auto nics = static_cast<std::uint32_t>(std::min(snode.size(), dnode.size()));
-        const auto rail = static_cast<std::uint32_t>(std::max(0, st.rails[r])) % nics;
-        const auto key = std::make_pair(snode[rail], dnode[rail]);
-        auto it = paths.find(key);
-        if (it == paths.end()) it = paths.emplace(key, engine.static_path(key.first, key.second)).first;
-        for (const auto d : it->second.links) ++mult[d];
-        delay_sum += it->second.delay.to_s();
-        ++edges[key];
       }
+    } else {
+      const std::uint32_t n = st.positions();
+      for (std::size_t r = 0; r < st.orders.size(); ++r)
+        for (std::uint32_t p = 0; p < n; ++p)
+          list.push_back({st.orders[r][p], st.orders[r][(p + 1) % n], st.rails[r]});
+    }
+    for (const auto& e : list) {
+      const std::uint32_t src = e.src, dst = e.dst;
+      const std::uint32_t sn = src / g, dn = dst / g;
+      if (sn == dn) {
+        s.has_nvl = true;
+        ++copies[src];
+        continue;
+      }
+      s.has_net = true;
+      ++s.flows;
+      const auto& snode = layout.nodes.at(sn);
+      const auto& dnode = layout.nodes.at(dn);
+      const auto nics = static_cast<std::uint32_t>(std::min(snode.size(), dnode.size()));
+      const auto rail = static_cast<std::uint32_t>(std::max(0, e.rail)) % nics;
+      const auto key = std::make_pair(snode[rail], dnode[rail]);
+      auto it = paths.find(key);
+      if (it == paths.end()) it = paths.emplace(key, engine.static_path(key.first, key.second)).first;
+      for (const auto d : it->second.links) ++mult[d];
+      delay_sum += it->second.delay.to_s();
+      ++edges[key];
+    }
     for (const auto& [key, cnt] : edges) s.pairs.push_back({paths.at(key), cnt});
     s.uses.reserve(mult.size());
     for (const auto& [d, f] : mult) s.uses.push_back({d, f});
     std::sort(s.uses.begin(), s.uses.end(), [](const auto& a, const auto& b) { return a.link < b.link; });
+    s.x_line = std::numeric_limits<double>::infinity();
+    for (const auto& p : s.pairs) s.x_line = std::min(s.x_line, p.path.bytes_per_s);
     s.x_alone = std::numeric_limits<double>::infinity();
     for (const auto& u : s.uses) s.x_alone = std::min(s.x_alone, engine.link_bytes_per_s(u.link) / u.flows);
     std::uint32_t max_copies = 1;
@@ -223,12 +269,18 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
     s.net_latency = (s.flows ? Time::from_s(delay_sum / static_cast<double>(s.flows)) : Time::zero()) +
                     plan.net_step_overhead;
     s.nvl_latency = opt.nvlink_latency + plan.step_overhead;
-    // Loops of chunks (ring_phase): the largest chunk of each loop sets its lock step.
+    // Loops of chunks (ring_phase, tree_allreduce): the largest chunk of each loop sets its lock step.
     std::uint64_t net_per_edge = 0, nvl_per_edge = 0;
-    for (std::uint64_t grid = 0; grid < st.bytes; grid += st.loop_bytes(plan.chunk)) {
+    const std::uint64_t loop_bytes =
+        st.tree() ? std::uint64_t{st.channels} * plan.chunk : st.loop_bytes(plan.chunk);
+    for (std::uint64_t grid = 0; grid < st.bytes; grid += loop_bytes) {
       const std::uint64_t rem = st.bytes - grid;
       Loop l;
-      l.chunk = std::min(plan.real_chunk(st, rem), rem);
+      l.chunk =
+          std::min(st.tree() ? std::min(plan.chunk, ((rem + st.channels - 1) / st.channels + plan.grain - 1) /
+                                                        plan.grain * plan.grain)
+                             : plan.real_chunk(st, rem),
+                   rem);
       const auto [count, first] = plan.slices(l.chunk);
       l.slices = count;
       l.slice_wire = plan.wire(first);
@@ -284,9 +336,9 @@ void RingFluid::run_stage(std::size_t i, Time t, CoflowNetwork& net, std::functi
     engine_.call_at(end, [next = std::move(next), end]() mutable { next(end); });
     return;
   }
-  const double cap = s.bytes / s.alone.to_s();
-  engine_.call_at(t, [&net, &s, cap, next = std::move(next)]() mutable {
-    net.start(s.uses, s.bytes, cap, std::move(next));
+  engine_.call_at(t, [&net, &s, next = std::move(next)]() mutable {
+    net.start(
+        s.uses, s.bytes, [&s](double x) { return s.time_s(x); }, std::move(next));
   });
 }
 

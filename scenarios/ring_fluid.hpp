@@ -5,31 +5,32 @@
 // A ring moves in lock step: at every step every position sends one chunk to the next, and a step's chunk
 // cannot leave before the previous step's arrived. So a ring stage (scenarios/collectives.hpp, RingStages:
 // a ring AllReduce/AllGather/ReduceScatter is one stage, a hierarchical AllReduce three) is modelled as one
-// coflow: all its network flows (one per ring edge between nodes) progress at one common rate x, and the
-// stage's time follows from x in closed form per loop of chunks, with S slices of wire size w per chunk,
-// `steps` steps, hop latency L (the route's fixed delay plus the per-transfer software cost) and a FIFO
-// window of W slices per connection:
+// coflow: all its network flows (one per ring edge between nodes and channel) progress at one common rate x,
+// and the stage's time follows from x in closed form per loop of chunks, with S slices of wire size w per
+// chunk, `steps` steps, hop latency L (the mean route delay of the ring's edges plus the per-transfer
+// software cost) and a FIFO window of W slices per connection:
 //   tau   = w / x                       time of one slice on the wire
 //   thr   = max(tau, (tau + L) / W)     a connection's slice period (window-bound when L is long)
 //   T     = max(steps x S x thr + L,    bandwidth-bound: every edge streams its slices
 //               steps x (tau + L) + (S - 1) x thr)   latency-bound: one slice's dependency chain per step
-// NVLink edges of a stage use the NVLink rate shared by the copies leaving one GPU, and the NVLink latency;
-// thr and the last L take the slower edge kind, and the chain's (tau + L) per step is the mean over the
-// ring's edges (a chunk crosses them in turn: a flat ring over g GPUs per node crosses the network once
-// every g hops). Stages run one after the other, after the collective's
-// launch latency, from the latest rank's ready time.
+// NVLink edges use the NVLink rate shared by the copies leaving one GPU and the NVLink latency; thr and the
+// last L take the slower edge kind, and the chain's (tau + L) per step is the mean over the ring's edges (a
+// flat ring over g GPUs per node crosses the network once every g hops). A tree AllReduce (its double binary
+// trees, one stage) pipelines whole chunks: T = 2 x (its deepest rank's hops to the root, each at the path's
+// own rate and L) for the first chunk, then thr per further chunk. Stages run one after the other, after the
+// collective's launch latency, from the latest rank's ready time.
 //
 // Sharing between collectives (several jobs on one fabric): each stage in progress is a coflow of F flows
-// of B wire bytes each; its flows cross the fabric's directed links with multiplicities n(l). The rates are
-// the weighted max-min solution by progressive filling: every unfixed coflow's per-flow rate rises equally
-// until a link's capacity is used up (sum over coflows of n(l) x rate) — the flows on it are fixed — or a
-// coflow reaches its cap. The cap of a stage is B / T(x_alone): the average rate its flows draw when it runs
-// alone (a latency-bound stage draws little of the links it crosses). A stage then ends when its B bytes per
-// flow are through at the rates it is given; rates are re-solved whenever a stage starts or ends.
+// crossing the fabric's directed links with multiplicities n(l). A flow, while active, shares each link with
+// its own coflow's flows on it (all active together, in lock step) and with the other coflows' flows weighted
+// by their duty (the fraction of the time their flows are on the wire: bytes / x over T(x)): x = min over its
+// links of C(l) / (n_own(l) + sum over the others of n(l) x duty), solved as a fixed point from duties of 1.
+// A latency-bound stage thus slows the others little; a bandwidth-bound one takes its fair share. A stage
+// progresses at 1 / T(x) of its work per second; rates are re-solved whenever a stage starts or ends.
 //
 // This is an approximation of the exact flow path (the per-transfer DAG on the same engine), used only when
 // that path cannot run (the DAG would exceed kMaxTransfers) or when asked for; its error against the exact
-// path where both run is measured in tests/scenarios/ring_fluid_test.cpp and docs/flow-engine.md.
+// path where both run is measured in tests/flow/ring_fluid_test.cpp and docs/flow-engine.md.
 #include "models/engine.hpp"
 #include "models/flow/flow_engine.hpp"
 #include "scenarios/collectives.hpp"
@@ -63,7 +64,8 @@ struct RingFluidChoice {
 RingFluidChoice choose_ring_fluid(const Scenario& s, const std::string& blocker, bool shortcut,
                                   const std::function<CollectiveSpec(std::size_t, std::uint64_t)>& spec);
 
-/// Coflows sharing the fabric's links: weighted max-min with caps, re-solved at every start and end.
+/// Coflows sharing the fabric's links: each progresses at 1 / T(x) of its work per second, x being its
+/// flows' processor share with the other coflows weighted by their duty; re-solved at every start and end.
 class CoflowNetwork {
  public:
   struct Use {
@@ -73,9 +75,11 @@ class CoflowNetwork {
   /// `engine` runs the clock (call_at); `capacity` gives a link's bytes per second.
   CoflowNetwork(eng::Engine& engine, std::function<double(std::uint32_t)> capacity);
 
-  /// Starts a coflow now whose flows cross `uses` (must outlive the coflow), each of `bytes` wire bytes and
-  /// at most `cap` bytes per second; `done(end)` is called when they are through.
-  void start(const std::vector<Use>& uses, double bytes, double cap, std::function<void(Time)> done);
+  /// Starts a coflow now whose flows cross `uses` (must outlive the coflow), each carrying `bytes` wire
+  /// bytes, and which would take `time_of_rate(x)` seconds (> 0) at a per-flow rate x held throughout;
+  /// `done(end)` is called at its end.
+  void start(const std::vector<Use>& uses, double bytes, std::function<double(double)> time_of_rate,
+             std::function<void(Time)> done);
 
   std::uint64_t solves() const { return solves_; }
   std::uint64_t coflows() const { return started_; }
@@ -83,11 +87,13 @@ class CoflowNetwork {
  private:
   struct Active {
     const std::vector<Use>* uses = nullptr;
-    double rem = 0, rate = 0, cap = 0;
+    double left = 0, rate = 0;  // left: the fraction of its work not done
+    double bytes = 0, duty = 1; // wire bytes per flow; the fraction of the time its flows are active
+    std::function<double(double)> time_of_rate;
     Time last;
     std::uint64_t version = 0;
     std::function<void(Time)> done;
-    bool live = false, fixed = false;
+    bool live = false;
   };
   void solve();
   void finish(std::size_t k, std::uint64_t version);
@@ -95,7 +101,7 @@ class CoflowNetwork {
   eng::Engine& engine_;
   std::function<double(std::uint32_t)> capacity_;
   std::vector<Active> act_;
-  std::vector<double> left_, weight_; // per link: capacity left and unfixed flows (solve scratch)
+  std::vector<double> weight_; // per link: flows active on it, weighted by duty (solve scratch)
   std::uint64_t solves_ = 0, started_ = 0;
 };
 
@@ -130,8 +136,11 @@ class RingFluid {
     std::vector<Loop> loops;
     Time net_latency, nvl_latency; ///< per hop, software cost included
     bool has_net = false, has_nvl = false;
-    std::uint32_t window = 1;      ///< FIFO window in slices per connection
-    double net_share = 1;          ///< network edges / all edges of the stage's rings
+    std::uint32_t window = 1; ///< FIFO window in slices per connection
+    double net_share = 1;     ///< network edges / all edges of the stage's rings
+    bool tree = false;        ///< a tree stage: chain_net / chain_nvl hops to the root, each way
+    std::uint32_t chain_net = 0, chain_nvl = 0;
+    double x_line = 0;             ///< the slowest network path's own rate (bytes/s)
     double x_alone = 0;            ///< per-flow network rate alone (bytes/s)
     double nvl_rate = 0;           ///< per-copy NVLink rate (bytes/s)
     double bytes = 0;              ///< wire bytes per network flow

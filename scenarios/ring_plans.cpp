@@ -108,8 +108,44 @@ std::pair<std::uint64_t, std::uint64_t> RingStages::slices(std::uint64_t data_by
   return {sl.size(), sl.empty() ? 0 : sl.front()};
 }
 
-std::optional<RingStages> ring_stages(const CollectiveSpec& s) {
+namespace {
+
+/// A tree AllReduce (build_tree): one stage, the channels' trees.
+std::optional<RingStages> tree_stages(const CollectiveSpec& s) {
+  detail::check_spec(s);
+  if (s.op != CollOp::AllReduce || detail::trivial_spec(s)) return std::nullopt;
+  const auto t = detail::tree_shape(s);
+  RingStages p;
+  p.algorithm = "tree";
+  p.protocol = t.cut.protocol;
+  p.ranks = s.ranks;
+  p.gpus_per_node = s.gpus_per_node;
+  p.channels = t.cut.channels;
+  p.chunk = t.cut.chunk;
+  p.slice = t.cut.slice;
+  p.grain = t.cut.grain;
+  p.slices_per_chunk = t.cut.slices_per_chunk;
+  p.window = t.cut.window;
+  p.step_overhead = t.cut.step_overhead;
+  p.net_step_overhead = t.cut.net_step_overhead;
+  p.launch_latency = t.cut.launch_latency;
+  RingStage st;
+  st.all_reduce = true;
+  st.bytes = s.size_bytes;
+  st.channels = t.cut.channels;
+  st.parents = t.parents;
+  st.rails = t.rails;
+  p.stages.push_back(std::move(st));
+  return p;
+}
+
+} // namespace
+
+std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
+  if (lower_name(spec.algorithm) == "auto") detail::check_spec(spec);
+  const CollectiveSpec s = detail::resolve_auto(spec);
   const auto algo = lower_name(s.algorithm);
+  if (algo == "tree") return tree_stages(s);
   if (algo != "ring" && algo != "hierarchical") return std::nullopt;
   detail::check_spec(s);
   const bool ring_op = s.op == CollOp::AllGather || s.op == CollOp::ReduceScatter;
@@ -180,6 +216,12 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& s) {
 }
 
 std::uint64_t ring_stages_transfers(const RingStages& p) {
+  if (p.stages.size() == 1 && p.stages[0].tree()) { // build_tree's check_size: up and down per chunk
+    const auto& st = p.stages[0];
+    return 2 * (std::uint64_t{p.ranks} - 1) *
+           detail::cut_pieces(st.bytes, st.channels,
+                              cut_of(p.chunk, p.slice, p.slices_per_chunk, p.window, p.grain));
+  }
   const auto k = cut_of(p.chunk, p.slice, p.slices_per_chunk, p.window, p.grain);
   std::uint64_t total = 0;
   for (const auto& st : p.stages) {
