@@ -96,7 +96,7 @@ TEST_CASE("nvls across nodes (NVLS_TREE): a tree over nodes per shard through th
     }
 }
 
-TEST_CASE("collnet: each NIC sends and receives S/nics once; NVLink gathers to and broadcasts from heads") {
+TEST_CASE("collnet: each NIC sends and receives S/nics once, NVLink gathers to and broadcasts from heads") {
   // 4 nodes x 8 GPUs x 8 NICs: head r = local GPU r owns S/8. Per GPU: 7 parts of S/8 to the other heads,
   // 7 copies of its own part to the others, S/8 through its NIC: 15 S/8. Ring: 2 (n - 1)/n S over NICs
   // and NVLink together.
