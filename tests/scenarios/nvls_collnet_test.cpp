@@ -4,6 +4,7 @@
 // and the busbw closed forms through the binary (`ibnetsim nccl-tests`) on both engines.
 #include "scenarios/collectives.hpp"
 #include "scenarios/nccl_cost.hpp"
+#include "scenarios/scenario.hpp"
 #include "scenarios/tuning.hpp"
 
 #include "sim/error.hpp"
@@ -11,7 +12,10 @@
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <fstream>
 #include <string>
 
 using namespace ibn;
@@ -282,4 +286,42 @@ TEST_CASE("collnet busbw across nodes through the binary: ~2 x the NICs' line ra
   const auto r = ibn::test::run_cli(base + "flow --algo collnet --set fabric.params.switch-model=spectrum-4");
   CHECK(r.code != 0);
   CHECK(r.out.find("SHARP") != std::string::npos);
+}
+
+TEST_CASE("scenario keys nccl.nvls / nccl.collnet: auto considers what they offer, a name needs its key") {
+  using J = nlohmann::json;
+  const J doc = {{"jobs", J::array({J{{"nodes", 2}, {"gpus_per_node", 8}}})}};
+  CHECK(make_scenario(doc, "x", "").jobs[0].workload.algorithm == "auto");
+  CHECK(make_scenario(doc, "x", "", {"nccl.nvls=true"}).jobs[0].workload.algorithm == "ring,tree,nvls");
+  CHECK(make_scenario(doc, "x", "", {"nccl.nvls=true", "nccl.collnet=true"}).jobs[0].workload.algorithm ==
+        "ring,tree,nvls,collnet");
+  CHECK_THROWS_AS(make_scenario(doc, "x", "", {"jobs[0].workload.algorithm=collnet"}), InputError);
+  CHECK(make_scenario(doc, "x", "", {"jobs[0].workload.algorithm=collnet", "nccl.collnet=true"})
+            .jobs[0]
+            .workload.algorithm == "collnet");
+}
+
+TEST_CASE("validate nccl-tests: NCCL_ALGO=NVLS in the log runs nvls on a system that offers it") {
+  // The xxrjun H100 log's all_reduce (NCCL 2.29) with an "NCCL_ALGO set by environment to NVLS" line added.
+  const auto dir = ibn::test::scratch_dir("nvls-validate");
+  {
+    std::ifstream in(std::string(IBNETSIM_TEST_DATA) +
+                     "/nccl-tests/h100-1node-8gpu-nvlink-xxrjun-cluster01-single.log");
+    std::ofstream out(dir / "nvls.log");
+    std::string line;
+    for (int i = 1; i <= 33 && std::getline(in, line); ++i) {
+      out << line << "\n";
+      if (i == 4) out << "cnode3-002:4180122:4180122 [0] NCCL INFO NCCL_ALGO set by environment to NVLS\n";
+    }
+  }
+  const auto r = ibn::test::run_cli("validate nccl-tests " + (dir / "nvls.log").string() +
+                                    " --engine flow -n 1 --max-bytes 64M --json 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto v = nlohmann::json::parse(r.out);
+  REQUIRE(v.at("runs").size() == 1);
+  CHECK(v.at("runs").at(0).at("algorithm") == "nvls");
+  const auto set = v.at("runs").at(0).at("set").get<std::vector<std::string>>();
+  CHECK(std::find(set.begin(), set.end(), "nccl.nvls=true") != set.end());
+  for (const auto& row : v.at("rows")) CHECK(row.at("algorithm") == "nvls");
 }
