@@ -71,10 +71,18 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
   // have none, and NCCL ignores the variable for them.
   const bool has_algorithms =
       run.collective != calib::NcclCollective::sendrecv && run.collective != calib::NcclCollective::alltoall;
-  if (!run.algo.empty() && has_algorithms)
-    o.algorithm = run.algo == "RING" || run.algo == "Ring"   ? "ring"
-                  : run.algo == "TREE" || run.algo == "Tree" ? "tree"
-                                                             : "auto";
+  // One algorithm (RING, Tree, NVLS, NVLSTree, COLLNET_DIRECT, CollNetChain, ...): that one; a list or a
+  // name not modelled: auto (NVLS and CollNet in a list are offered to it, below).
+  if (!run.algo.empty() && has_algorithms) {
+    o.algorithm = "auto";
+    try {
+      const auto names = scen::algorithm_names(run.algo);
+      if (names.size() == 1 && run.algo.find(',') == std::string::npos &&
+          (names[0] == "ring" || names[0] == "tree" || names[0] == "nvls" || names[0] == "collnet"))
+        o.algorithm = names[0];
+    } catch (const InputError&) {
+    }
+  }
   if (!run.proto.empty()) {
     std::string p = run.proto;
     std::transform(p.begin(), p.end(), p.begin(),
@@ -143,6 +151,12 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
           std::pair<const char*, const char*>{"NCCL_MAX_NCHANNELS", "nccl.max_channels"}})
       if (auto it = run.env.find(env); it != run.env.end())
         o.sets.push_back(std::string(key) + "=" + it->second);
+    // NCCL_ALGO naming NVLS or CollNet: the measured system offered them (NCCL would otherwise not run them).
+    if (!run.algo.empty()) try {
+        for (const auto& a : scen::algorithm_names(run.algo))
+          if (a == "nvls" || a == "collnet") o.sets.push_back("nccl." + a + "=true");
+      } catch (const InputError&) {
+      }
     o.sets.insert(o.sets.end(), opt.sets.begin(), opt.sets.end());
     const std::vector<std::string> keys_set = o.sets; // from the log, then the user's --set (reported)
     o.sets.push_back("jobs[0].workload.sizes=" + sizes);

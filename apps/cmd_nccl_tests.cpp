@@ -37,7 +37,10 @@ void add_nccl_tests_command(CLI::App& app) {
   cmd->add_option("--fabric", p->o.fabric, "fabric file (default: a non-blocking NDR fat-tree that fits)");
   cmd->add_option("--profile", p->o.profile, "calibration profile JSON");
   cmd->add_option("--engine", p->o.engine, "packet or flow")->check(CLI::IsMember({"packet", "flow"}))->capture_default_str();
-  cmd->add_option("--algo", p->o.algorithm, "ring, tree, halving-doubling, hierarchical, auto (NCCL_ALGO)")
+  cmd->add_option(
+         "--algo", p->o.algorithm,
+         "ring, tree, halving-doubling, hierarchical, nvls, collnet, auto (NCCL_ALGO); nvls and collnet "
+         "need --set nccl.nvls=true / nccl.collnet=true (a system that offers them)")
       ->capture_default_str();
   cmd->add_option("--proto", p->o.protocol, "simple, ll128, ll, auto (NCCL_PROTO)")->capture_default_str();
   cmd->add_option("--channels", p->o.channels, "channels (0 = as NCCL would)");

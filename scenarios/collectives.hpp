@@ -16,7 +16,14 @@
 //   GPU,
 //                     intra-node ring all-gather.
 //   direct            AllToAll (every pair, 128 KiB chunks) and SendRecv (r -> r+1).
-//   auto              NCCL's tuning model (scenarios/tuning.hpp) picks ring or tree and the protocol.
+//   nvls              AllReduce with NVSwitch multicast/reduction (NVLink SHARP) inside each node; across
+//                     nodes NCCL's NVLS_TREE (a tree over nodes per GPU's shard). Simple only.
+//   collnet           AllReduce with in-network reduction in the InfiniBand switches (SHARP, NCCL's CollNet
+//                     Direct): intra-node gather to one head per NIC, one trip through the switch tree,
+//                     intra-node broadcast. Simple only.
+//   auto              NCCL's tuning model (scenarios/tuning.hpp) picks ring or tree (nvls, collnet when the
+//                     spec offers them) and the protocol.
+//   "a,b,..."         an NCCL_ALGO-style list ("ring,tree,nvls"): the tuning model picks among those.
 //
 // Dependency convention: a dependency on the last transfer of a connection (src, dst, channel) stands for
 // every earlier transfer on it, because a connection (one RC QP, or one NVLink copy queue) delivers in order.
@@ -59,9 +66,15 @@ struct CollectiveSpec {
   std::uint32_t ranks = 2;
   std::uint32_t gpus_per_node = 1;
   std::uint32_t nics_per_node = 1; ///< rails; channel c leaves its node through NIC c mod nics_per_node
-  /// "ring", "tree", "halving-doubling", "hierarchical", "direct" or "auto" (tuning model: ring or tree
-  /// for the collectives that have them, direct for AllToAll/SendRecv).
+  /// "ring", "tree", "halving-doubling", "hierarchical", "direct", "nvls", "collnet" or "auto" (tuning
+  /// model: ring or tree, plus nvls / collnet when offered below, for the collectives that have them, direct
+  /// for AllToAll/SendRecv); or a comma-separated NCCL_ALGO list ("ring,nvls"; NCCL's names are accepted:
+  /// NVLSTree -> nvls, CollNetDirect / CollNetChain / COLLNET_DIRECT -> collnet): the tuning model picks
+  /// among those. A named or listed algorithm is built whatever the offer flags say (as NCCL_ALGO forces it).
   std::string algorithm = "auto";
+  /// The system offers NVLS (NVSwitch with multicast, Hopper or later: scenario key nccl.nvls) and CollNet
+  /// (SHARP switches: nccl.collnet); "auto" considers them only then.
+  bool nvls = false, collnet = false;
   std::string protocol = "auto"; ///< "simple", "ll128", "ll" or "auto" (tuning model)
   /// 0: NCCL's count as modelled here: min(32, 2 x nics_per_node) (one ring per NIC found by the search,
   /// doubled by ncclTopoDupChannels for NVLink-class intra bandwidth).
@@ -109,6 +122,11 @@ struct CollectiveSpec {
 /// gpus_per_node, unknown algorithm/protocol, an algorithm that does not do the op, halving-doubling on
 /// a rank count that is not a power of two, ...). One rank or size 0: an empty DAG.
 TransferDag build_collective(const CollectiveSpec& spec);
+
+/// The algorithm names in `algorithm` (a name or a comma-separated NCCL_ALGO list), lower case, with NCCL's
+/// spellings mapped (NVLSTree -> nvls; CollNetDirect, CollNetChain, COLLNET_DIRECT -> collnet); duplicates
+/// dropped. InputError for a list member other than ring, tree, nvls, collnet.
+std::vector<std::string> algorithm_names(const std::string& algorithm);
 
 /// nccl-tests' busbw = algbw x factor: AllReduce 2(n-1)/n; AllGather, ReduceScatter, AllToAll (n-1)/n;
 /// SendRecv, Broadcast, Reduce 1. (n = 1: 0 for the (n-1) forms, as nccl-tests prints 0 busbw.)

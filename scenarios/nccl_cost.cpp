@@ -11,7 +11,9 @@ namespace {
 
 // NCCL's tuning constants, read from src/graph/tuning.cc of NVIDIA/nccl at the named tags
 // (docs/collectives.md lists which value comes from which tag). [tree, ring][LL, LL128, Simple]; caps
-// [Ampere, Hopper]. Releases before Hopper existed (2.8, 2.12) give Hopper the Ampere values.
+// [Ampere, Hopper]. Releases before Hopper existed (2.8, 2.12) give Hopper the Ampere values. The last field
+// of each entry: the Simple rows of NVLS, NVLS_TREE and CollNet Direct (baseLat, hwLat[NVLINK], hwLat[NET])
+// and CollNet Direct's arity term, read from the same files (none before 2.18 here).
 constexpr NcclCostTable kTables[] = {
     // v2.8.4-1: 2.8 .. 2.11.
     {"2.8.4",
@@ -29,7 +31,8 @@ constexpr NcclCostTable kTables[] = {
      0.7,
      true,
      false,
-     false},
+     false,
+     {false, 0, 0, 0, 0, 0, 0, false, 0, 0, 0, 0}},
     // v2.12.12-1: 2.12 .. 2.17 (the per-step constants did not change until 2.18).
     {"2.12.12",
      21212,
@@ -46,7 +49,8 @@ constexpr NcclCostTable kTables[] = {
      0.7,
      false,
      false,
-     false},
+     false,
+     {false, 0, 0, 0, 0, 0, 0, false, 0, 0, 0, 0}},
     // v2.18.3-1: 2.18.
     {"2.18.3",
      21803,
@@ -63,7 +67,8 @@ constexpr NcclCostTable kTables[] = {
      0.7,
      false,
      true,
-     false},
+     false,
+     {true, 23.0, 0, 18, 23.0, 0, 19, true, 0, 8.0, 10.7, 0.5}},
     // v2.19.3-1: 2.19 .. 2.20 (the reference of the tuning model, 2.20.3).
     {"2.19.3",
      21903,
@@ -80,7 +85,8 @@ constexpr NcclCostTable kTables[] = {
      0.7,
      false,
      true,
-     false},
+     false,
+     {true, 0, 23, 18, 0, 23, 14, false, 0, 3.7, 31, 0.4}},
     // v2.21.5-1: 2.21 .. 2.22 (ring LL at half the bandwidth, Hopper llMaxBw 141 on one node).
     {"2.21.5",
      22105,
@@ -97,7 +103,8 @@ constexpr NcclCostTable kTables[] = {
      0.7,
      false,
      true,
-     false},
+     false,
+     {true, 0, 25, 18, 0, 25, 14, false, 0, 3.7, 31, 0.4}},
     // v2.23.4-1: 2.23 .. 2.27 (tree Simple costs changed; the same constants in 2.25.1, 2.26.2, 2.27.7).
     {"2.23.4",
      22304,
@@ -114,7 +121,8 @@ constexpr NcclCostTable kTables[] = {
      0.92,
      true,
      true,
-     true},
+     true,
+     {true, 0, 25, 18, 0, 25, 14, false, 0, 3.7, 31, 0.4}},
 };
 
 constexpr std::size_t kReference = 3; // 2.19.3: the tuning model's reference (2.20.3)
@@ -173,6 +181,24 @@ const NcclCostTable& nccl_cost_table(const std::string& version, const std::stri
 }
 
 NcclStepCosts nccl_step_costs(const NcclCostTable& t, const NcclCostInputs& in) {
+  if (in.algorithm == "nvls" || in.algorithm == "collnet") {
+    if (!t.nc.present)
+      throw InputError("nccl.version: the " + std::string(t.version) +
+                       " constants have no NVLS/CollNet rows (modelled from 2.18 on)");
+    const std::uint32_t nodes = std::max<std::uint32_t>(1, in.nodes);
+    const double ppn = static_cast<double>(in.ranks) / nodes;
+    NcclStepCosts c;
+    if (in.algorithm == "nvls") {
+      c.base_us = nodes > 1 ? t.nc.nvls_tree_base + t.nc.nvls_tree_intra : t.nc.nvls_base + t.nc.nvls_intra;
+      c.net_us = t.nc.nvls_tree_net;
+    } else {
+      c.base_us = t.nc.collnet_base +
+                  2.0 * (std::min(1.0, ppn - 1) * t.nc.collnet_intra + (ppn - 1) * t.nc.collnet_arity);
+      c.net_us = (in.ranks == nodes && t.ppn1_tree_net_lat) ? t.hw_lat_net[kNcclTree][kNcclSimple]
+                                                            : t.nc.collnet_net;
+    }
+    return c;
+  }
   const int a = in.algorithm == "tree" ? kNcclTree : kNcclRing;
   const int p = proto_index(in.protocol);
   NcclStepCosts c;

@@ -59,6 +59,18 @@ struct NcclCostTable {
   bool ring_inter_steps_minus_one; ///< nInterSteps 2(m-1) / m-1 (2.8-2.11, >= 2.23) instead of 2m / m
   bool net_overhead;               ///< intra steps of multi-node rings >= netOverhead (>= 2.18)
   bool ppn1_tree_net_lat;          ///< ring with ppn 1 uses the tree's hwLat[NET] (>= 2.23)
+  /// NVLS, NVLS_TREE and CollNet Direct rows (Simple only; AllReduce). Entries before 2.18 carry none
+  /// (NVLS came with 2.17, CollNet was one algorithm before 2.14): the tuning never offers them there.
+  struct NvlsCollnet {
+    bool present;
+    double nvls_base, nvls_intra, nvls_net;                ///< baseLat / hwLat[NVLINK] / hwLat[NET] of NVLS
+    double nvls_tree_base, nvls_tree_intra, nvls_tree_net; ///< the same of NVLS_TREE
+    /// 2.18's NVLS_TREE model: latency base + 2 (m - 1) x net, algBw = busBw x 0.70 m / (2 (m - 1));
+    /// from 2.19: base + intra + 2 log2(m) x net and busBw x 5/6.
+    bool nvls_tree_v218;
+    double collnet_base, collnet_intra, collnet_net; ///< CollNet Direct
+    double collnet_arity;                            ///< "arity serialization latency" per local GPU, us
+  } nc;
 };
 
 /// The table entries, oldest first.
@@ -78,11 +90,19 @@ struct NcclStepCosts {
 };
 
 struct NcclCostInputs {
-  std::string algorithm = "ring"; ///< "ring" or "tree"; other algorithms use the ring's costs
+  /// "ring" or "tree"; "nvls" and "collnet" take their own rows (NcclCostTable::nc, see nccl_step_costs);
+  /// other algorithms use the ring's costs
+  std::string algorithm = "ring";
   std::string protocol = "simple";
   std::uint32_t ranks = 2, nodes = 1;
   bool amd_host = false;
 };
+/// NVLS and CollNet (Simple only) follow NCCL's latency formulas, which charge them per collective rather
+/// than per step: "nvls" on one node: base = baseLat + hwLat[NVLINK], no step costs; on several nodes
+/// (NVLS_TREE) base = baseLat + hwLat[NVLINK] and net = hwLat[NET] per inter-node tree step. "collnet":
+/// base = baseLat + 2 (min(1, ppn - 1) hwLat[NVLINK] + (ppn - 1) arity), net = hwLat[NET] (the one trip
+/// through the SHARP tree; from 2.23 with ppn 1 the tree's hwLat[NET]). Both: intra = 0. InputError when the
+/// entry has no NVLS/CollNet rows (before 2.18).
 NcclStepCosts nccl_step_costs(const NcclCostTable& t, const NcclCostInputs& in);
 
 /// NCCL's step counts of the latency model: steps inside a node and between nodes on the critical path

@@ -142,7 +142,8 @@ std::optional<RingStages> tree_stages(const CollectiveSpec& s) {
 } // namespace
 
 std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
-  if (lower_name(spec.algorithm) == "auto") detail::check_spec(spec);
+  if (lower_name(spec.algorithm) == "auto" || spec.algorithm.find(',') != std::string::npos)
+    detail::check_spec(spec);
   const CollectiveSpec s = detail::resolve_auto(spec);
   const auto algo = lower_name(s.algorithm);
   if (algo == "tree") return tree_stages(s);

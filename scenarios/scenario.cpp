@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 namespace ibn::scen {
 
@@ -131,6 +132,15 @@ Schema build_schema() {
       "NCCL_MAX_NCHANNELS: cap that channel count at this many (0 = no bound); NCCL's run-time reduction for "
       "small sizes still applies below it.",
       {}, 0, 64);
+  add("nccl.nvls", K::Bool, "", false,
+      "The system offers NVLS (NVLink SHARP: NVSwitch multicast and reduction, Hopper or later, NCCL 2.17+): "
+      "algorithm 'nvls' is allowed and 'auto' considers it for AllReduce on 2+ GPUs per node "
+      "(docs/collectives.md, \"nvls\").");
+  add("nccl.collnet", K::Bool, "", false,
+      "The system offers CollNet with SHARP in-network reduction (the SHARP plugin and SHARP-capable "
+      "InfiniBand switches: every Quantum model of the catalog; a fabric naming an Ethernet switch model is "
+      "refused): algorithm 'collnet' is allowed and 'auto' considers it for AllReduce on 2+ nodes "
+      "(docs/collectives.md, \"collnet\").");
   add("run.max_sim_time_ms", K::Double, "ms", 0.0,
       "Stop a run after this much simulated time (0 = no limit).", {}, 0, 1e9);
   add("run.segment_iterations", K::Int, "", 0,
@@ -236,7 +246,8 @@ Schema build_schema() {
   add("jobs[].workload.sizes", K::SizeList, "bytes", J::array({"16M"}),
       "Collective sizes as nccl-tests counts them; each size is a separate point.", {}, 0, 1.1e13);
   add("jobs[].workload.algorithm", K::String, "", "auto",
-      "Collective algorithm (auto = NCCL's tuning model).",
+      "Collective algorithm (auto = NCCL's tuning model, over ring, tree and what nccl.nvls / nccl.collnet "
+      "offer; nvls and collnet need those keys).",
       registry_names(builtin_collectives()));
   add("jobs[].workload.protocol", K::String, "", "auto", "NCCL protocol.", {"auto", "simple", "ll128", "ll"});
   add("jobs[].workload.channels", K::Int, "", 0, "NCCL channels (0 = as NCCL chooses).", {}, 0, 64);
@@ -396,6 +407,8 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
     throw InputError(where + ": key 'nccl.min_channels' (" + std::to_string(s.nccl_min_channels) +
                      ") is above 'nccl.max_channels' (" + std::to_string(s.nccl_max_channels) + ")");
   (void)nccl_cost_table(s.nccl_version, where + ": key 'nccl.version'");
+  s.nccl_nvls = e.at("nccl").at("nvls");
+  s.nccl_collnet = e.at("nccl").at("collnet");
   s.segment_iterations = e.at("run").at("segment_iterations");
   if (e.contains("variability")) {
     const auto& v = e.at("variability");
@@ -459,6 +472,15 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
                        std::to_string(job.hosts.size()));
     if (job.placement != "explicit" && !job.hosts.empty())
       throw InputError(where + ": key '" + key + ".hosts': only used with \"placement\": \"explicit\"");
+    // NVLS and CollNet only where the system offers them; "auto" there is NCCL's choice among all offered.
+    auto& algo = job.workload.algorithm;
+    for (const auto& [name, offered, flag] : {std::tuple{"nvls", s.nccl_nvls, "nccl.nvls"},
+                                              std::tuple{"collnet", s.nccl_collnet, "nccl.collnet"}})
+      if (algo == name && !offered)
+        throw InputError(where + ": key '" + key + ".workload.algorithm': '" + name +
+                         "' needs a system that offers it: set " + flag + "=true");
+    if (algo == "auto" && (s.nccl_nvls || s.nccl_collnet))
+      algo = std::string("ring,tree") + (s.nccl_nvls ? ",nvls" : "") + (s.nccl_collnet ? ",collnet" : "");
     s.jobs.push_back(std::move(job));
     ++i;
   }

@@ -123,6 +123,9 @@ struct Scenario {
   std::string nccl_version;   ///< "" = the tuning model's reference (2.20.3)
   std::uint32_t nccl_min_channels = 0; ///< NCCL_MIN_NCHANNELS (nccl.min_channels); 0 = no bound
   std::uint32_t nccl_max_channels = 0; ///< NCCL_MAX_NCHANNELS (nccl.max_channels); 0 = no bound
+  /// The system offers NVLS (nccl.nvls: NVSwitch with multicast) and CollNet/SHARP (nccl.collnet: SHARP
+  /// switches); a job's "auto" then means NCCL's choice among ring, tree and the offered ones.
+  bool nccl_nvls = false, nccl_collnet = false;
   std::uint32_t segment_iterations =
       0; ///< 0: one run; else segments of this many iterations (analysis/segments.hpp)
   /// flow.symmetric_steps: the flow engine's symmetric-steps shortcut for ring jobs

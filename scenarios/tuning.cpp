@@ -116,6 +116,54 @@ TuningEstimate estimate(const TuningInputs& in, bool tree, int p) {
   return e;
 }
 
+/// NVLS (NVLS_TREE on several nodes) and CollNet Direct, Simple only (src/graph/tuning.cc, the rows of
+/// NcclCostTable::nc; docs/collectives.md).
+TuningEstimate estimate_nvls_collnet(const TuningInputs& in, bool nvls) {
+  TuningEstimate e;
+  e.algorithm = nvls ? "nvls" : "collnet";
+  e.protocol = "simple";
+  const auto& t = table_of(in);
+  const double ppn = static_cast<double>(in.ranks) / std::max<std::uint32_t>(1, in.nodes);
+  e.available = in.op == CollOp::AllReduce && t.nc.present && in.ranks >= 2 &&
+                (nvls ? in.nvls && ppn >= 2 : in.collnet && in.nodes >= 2);
+  if (!e.available) return e;
+  const bool ppn1 = in.ranks == in.nodes;
+  // interLat = hwLat[NET] + latencyInter, + latencyInter again for Simple; from 2.23 ppn 1 takes the tree's.
+  auto inter = [&](double net) {
+    return (ppn1 && t.ppn1_tree_net_lat ? t.hw_lat_net[kNcclTree][kSimple] : net) + 2 * in.latency_inter_us;
+  };
+  const double m = in.nodes;
+  if (nvls) {
+    double bw = in.nvlink_GBps;
+    if (in.nodes == 1) {
+      e.latency_us = t.nc.nvls_base + t.nc.nvls_intra;
+      e.algbw_GBps = bw * 5.0 / 6.0;
+    } else {
+      bw = std::min(bw, in.nodes <= 2 ? in.net_GBps : in.net_GBps / 2);
+      if (t.nc.nvls_tree_v218) {
+        e.latency_us = t.nc.nvls_tree_base + 2 * (m - 1) * t.nc.nvls_tree_net;
+        e.algbw_GBps = bw * 0.70 * m / (2 * (m - 1));
+      } else {
+        e.latency_us = t.nc.nvls_tree_base + t.nc.nvls_tree_intra +
+                       2.0 * log2_floor(in.nodes) * inter(t.nc.nvls_tree_net);
+        e.algbw_GBps = bw * 5.0 / 6.0;
+      }
+    }
+  } else {
+    const double heads = std::max<std::uint32_t>(1, std::min<std::uint32_t>(in.nics, in.ranks / in.nodes));
+    double f = ppn / heads;
+    f -= (f - 1) / 2;
+    double bus = in.nvlink_GBps / f;
+    if (in.sm >= 90) bus *= 0.85;
+    e.algbw_GBps = bus * 0.5;
+    e.latency_us = t.nc.collnet_base +
+                   2.0 * (std::min(1.0, ppn - 1) * t.nc.collnet_intra + (ppn - 1) * t.nc.collnet_arity) +
+                   inter(t.nc.collnet_net);
+  }
+  e.time_us = e.latency_us + static_cast<double>(in.size_bytes) / (1000.0 * e.algbw_GBps);
+  return e;
+}
+
 } // namespace
 
 TuningInputs tuning_inputs(const CollectiveSpec& spec) {
@@ -128,6 +176,11 @@ TuningInputs tuning_inputs(const CollectiveSpec& spec) {
   const double nvlink = spec.nvlink_gbps / 8.0;
   const double net = spec.nics_per_node * spec.nic_gbps / 8.0;
   in.bus_GBps = in.nodes > 1 ? std::min(nvlink, net) : nvlink;
+  in.nvlink_GBps = nvlink;
+  in.net_GBps = net;
+  in.nics = spec.nics_per_node;
+  in.nvls = spec.nvls;
+  in.collnet = spec.collnet;
   in.amd_host = spec.amd_host;
   in.ll128_enabled = spec.ll128_enabled;
   // The release's constants only with the cost model on: without it the tuning keeps its reference.
@@ -139,6 +192,7 @@ std::vector<TuningEstimate> tuning_table(const TuningInputs& in) {
   std::vector<TuningEstimate> out;
   for (bool tree : {false, true})
     for (int p : {kLL, kLL128, kSimple}) out.push_back(estimate(in, tree, p));
+  for (bool nvls : {true, false}) out.push_back(estimate_nvls_collnet(in, nvls));
   return out;
 }
 

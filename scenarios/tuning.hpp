@@ -19,7 +19,8 @@
 //     Tree LL128 min(busBw x (nodes == 1 ? 7/9 : 120/128), ch x perChMaxTreeLL128Bw);
 //     algBw = busBw x n/nsteps (ring), x 0.5 (tree).
 // Not modelled: treeCorrectionFactor (its table is not in the reference), the x0.85 of the TREE
-// intra-node pattern, CollNet/NVLS, and per-architecture tables other than Hopper (sm90) and, for the
+// intra-node pattern, CollNet Chain and NVLS+CollNet (NVLS and CollNet Direct are in tuning_table below), and
+// per-architecture tables other than Hopper (sm90) and, for the
 // latency-only terms, everything before sm80.
 #include "scenarios/collectives.hpp"
 #include "scenarios/nccl_cost.hpp"
@@ -42,10 +43,15 @@ struct TuningInputs {
   int sm = 90; ///< compute capability x10: >= 90 Hopper caps, else Ampere; the x1.4 / x1.9 split at 80
   /// The release's constants (scenarios/nccl_cost.hpp); null = the reference entry (2.19.3, as NCCL 2.20.3).
   const NcclCostTable* table = nullptr;
+  // NVLS and CollNet (docs/collectives.md "nvls", "collnet"): estimated only when the system offers them.
+  bool nvls = false, collnet = false;
+  double nvlink_GBps = 0; ///< one GPU's NVLink bandwidth per direction (NCCL's bwIntra side), GB/s
+  double net_GBps = 0;    ///< a node's NICs together per direction (bwInter side), GB/s
+  std::uint32_t nics = 1; ///< NICs per node: CollNet Direct's heads (its graph's channels)
 };
 
 struct TuningEstimate {
-  std::string algorithm;  ///< "ring" or "tree"
+  std::string algorithm;  ///< "ring", "tree", "nvls" or "collnet"
   std::string protocol;   ///< "ll", "ll128", "simple"
   bool available = false; ///< false: the algorithm does not do the op, or LL128 is disabled
   double latency_us = 0;  ///< the latency term (after the Simple plateau factor)
@@ -57,14 +63,22 @@ struct TuningEstimate {
 /// nics_per_node and nvlink_gbps.
 TuningInputs tuning_inputs(const CollectiveSpec& spec);
 
-/// Every (algorithm, protocol) for ring and tree, in the order ring {ll, ll128, simple}, tree {...}.
+/// Every (algorithm, protocol) for ring and tree, in the order ring {ll, ll128, simple}, tree {...}, then
+/// nvls/simple and collnet/simple (available only when in.nvls / in.collnet, for AllReduce, and with an
+/// entry that has their rows: 2.18 on). NVLS (one node; NVLS_TREE on several, ppn >= 2):
+///   latency = baseLat + hwLat[NVLINK] (+ 2 log2(m) x interLat on several nodes; 2.18: 2 (m - 1) x
+///   hwLat[NET]), algBw = bw x 5/6 (2.18 NVLS_TREE: x 0.70 m / (2 (m - 1))), bw = nvlink on one node,
+///   min(nvlink, m <= 2 ? net : net/2) on several.
+/// CollNet Direct (2+ nodes): latency = baseLat + 2 (min(1, ppn - 1) hwLat[NVLINK] + (ppn - 1) arity) +
+///   interLat; busBw = nvlink / f with f = ppn/nics - (ppn/nics - 1)/2, x 0.85 on sm >= 90; algBw = busBw
+///   / 2.
 std::vector<TuningEstimate> tuning_table(const TuningInputs& in);
 
 /// NCCL's choice: the available estimate with the lowest time. Throws std::logic_error if none is
 /// available (cannot happen: ring Simple always is).
 TuningEstimate tuning_choose(const TuningInputs& in);
 
-/// The same restricted to one algorithm ("ring" or "tree"): the protocol NCCL would pick for it.
+/// The same restricted to one algorithm ("ring", "tree", "nvls", "collnet"): the protocol NCCL would pick.
 TuningEstimate tuning_choose_protocol(const TuningInputs& in, const std::string& algorithm);
 
 } // namespace ibn::scen

@@ -4,6 +4,7 @@
 #include "sim/error.hpp"
 #include "topology/fabric_loader.hpp"
 #include "topology/generators.hpp"
+#include "topology/switch_models.hpp"
 
 #include <filesystem>
 #include <map>
@@ -64,6 +65,12 @@ World build_world(const Scenario& s) {
     }
     w.fabric_source = "generated: " + s.fabric_generator;
   }
+  if (s.nccl_collnet) // CollNet needs SHARP in the switches: NVIDIA's InfiniBand (Quantum) models have it
+    for (const auto& n : w.fabric.nodes())
+      if (n.kind == topo::NodeKind::Switch && !n.switch_model.empty())
+        if (const auto* m = topo::find_switch_model(n.switch_model); m && std::string(m->link_layer) != "ib")
+          throw InputError(s.file + ": key 'nccl.collnet': switch '" + n.name + "' (" + m->name +
+                           ") has no SHARP in-network reduction");
   w.facts = fabric_facts(topo::describe(w.fabric));
   std::string algo = s.routing;
   if (algo == "auto") {
