@@ -43,8 +43,10 @@ RingFluidChoice choose_ring_fluid(const Scenario& s, const std::string& blocker,
     const auto& w = s.jobs[i].workload;
     for (const auto size : w.sizes_bytes) {
       std::optional<RingStages> st;
+      const auto cs = spec(i, size);
+      if (cs.size_bytes == 0 || cs.ranks < 2) continue; // nothing to move: its empty DAG takes no time
       try {
-        st = ring_stages(spec(i, size));
+        st = ring_stages(cs);
       } catch (const InputError&) { // reported with its key when the collective is built
         return c;
       }

@@ -511,7 +511,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     jr.colls.push_back(std::move(c));
     return jr.colls.size() - 1;
   };
-  if (fluid_) {
+  if (fluid_ && cs.size_bytes > 0 && cs.ranks >= 2) { // (an empty collective keeps its empty DAG)
     std::optional<RingStages> st;
     try {
       st = ring_stages(cs);

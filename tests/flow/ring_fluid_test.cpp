@@ -220,6 +220,13 @@ TEST_CASE("ring fluid: auto only beyond the transfer limit, on refused for what 
   REQUIRE(!o.fluid.is_null());
   CHECK(o.fluid.at("reason").get<std::string>().find("exceed") != std::string::npos);
   CHECK(o.fluid.at("collectives") == 2);
+  // A size of 0 beside real sizes: nothing to move, no refusal, a sample of the launch-free empty DAG.
+  J zero = small;
+  zero["jobs"][0]["workload"]["sizes"] = "0,1M";
+  const auto z = run(zero, "on");
+  REQUIRE(!z.fluid.is_null());
+  REQUIRE(z.p50.size() == 3);
+  CHECK(z.p50[0] < z.p50[1]);
   // "on" with an AllToAll job or with background traffic: refused, naming the key.
   J a2a = small;
   a2a["jobs"][1]["workload"]["op"] = "alltoall";
