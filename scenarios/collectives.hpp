@@ -225,6 +225,8 @@ struct RingStages {
 std::optional<RingStages> ring_stages(const CollectiveSpec& spec);
 /// Transfers its DAG would hold (what kMaxTransfers bounds).
 std::uint64_t ring_stages_transfers(const RingStages& plan);
+/// Transfers of stage i alone.
+std::uint64_t ring_stage_transfers(const RingStages& plan, std::size_t i);
 
 using CollectiveFactory = std::function<TransferDag(const CollectiveSpec&)>;
 /// Every collective algorithm by name ("ring", "tree", ...); build_collective() dispatches through it.

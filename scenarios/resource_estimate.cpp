@@ -23,14 +23,22 @@ std::string sci(double v) {
 }
 
 /// Whether the runner will put this scenario's collectives on the ring-fluid model
-/// (ScenarioRunner::decide_ring_fluid, without the placement: the NIC rate is not known here, so the tuning's
-/// protocol, and with it the transfer count, may differ by a little).
+/// (ScenarioRunner::decide_ring_fluid, before the placement: the NIC rate is the fabric's first HCA's, not
+/// the job's own, so on a fabric with mixed NIC rates the tuning's choice, and with it the decision, may
+/// differ).
 bool may_use_ring_fluid(const Scenario& s, const World& w, const std::string& engine) {
   if (engine != "flow") return false;
   const bool var =
       !effective_variability(s, w.profile && w.profile->variability ? &*w.profile->variability : nullptr)
            .empty();
   const auto blocker = ring_fluid_blocker(s, w, s.adaptive_routing != pkt::ArMode::Off, var, false);
+  // The NIC rate (an input of the tuning model) as the runner reads it from a job's first HCA: here the
+  // fabric's first HCA.
+  double nic_gbps = 0;
+  for (topo::NodeId n = 0; n < w.fabric.num_nodes() && nic_gbps == 0; ++n)
+    if (w.fabric.nodes()[n].kind == topo::NodeKind::Hca)
+      for (const auto l : w.fabric.links_of(n))
+        nic_gbps = std::max(nic_gbps, w.fabric.link(l).speed.rate_gbps());
   return choose_ring_fluid(s, blocker, may_use_symmetric_steps(s, engine),
                            [&](std::size_t i, std::uint64_t size) {
                              const auto& j = s.jobs[i];
@@ -46,6 +54,9 @@ bool may_use_ring_fluid(const Scenario& s, const World& w, const std::string& en
                              cs.nvlink_gbps = s.nvlink_gbps;
                              cs.nccl_version = s.nccl_version;
                              cs.nccl_costs = s.nccl_costs;
+                             cs.min_channels = s.nccl_min_channels;
+                             cs.max_channels = s.nccl_max_channels;
+                             if (nic_gbps > 0) cs.nic_gbps = nic_gbps;
                              return cs;
                            })
       .use;

@@ -37,7 +37,6 @@ RingFluidChoice choose_ring_fluid(const Scenario& s, const std::string& blocker,
     return c;
   };
   if (!blocker.empty()) return refuse(blocker);
-  if (!forced && shortcut) return c; // one ring job alone: the exact symmetric-steps shortcut takes it
   bool too_large = false;
   for (std::size_t i = 0; i < s.jobs.size(); ++i) {
     const auto& w = s.jobs[i].workload;
@@ -53,6 +52,9 @@ RingFluidChoice choose_ring_fluid(const Scenario& s, const std::string& blocker,
       if (!st)
         return refuse("job '" + s.jobs[i].name + "' runs " + to_string(w.op) + " with algorithm '" +
                       w.algorithm + "' (only ring and hierarchical collectives)");
+      // A one-job run: a named ring goes to the exact symmetric-steps shortcut (its own limits apply); any
+      // other collective too large for its DAG comes here.
+      if (shortcut && ring_plan(cs)) continue;
       too_large = too_large || ring_stages_transfers(*st) > kMaxTransfers;
     }
   }
@@ -79,6 +81,7 @@ void CoflowNetwork::start(const std::vector<Use>& uses, double bytes,
   a.left = 1.0;
   a.rate = 0;
   a.bytes = bytes;
+  a.scheduled = false;
   a.time_of_rate = std::move(time_of_rate);
   a.last = engine_.now();
   a.done = std::move(done);
@@ -123,9 +126,14 @@ void CoflowNetwork::solve() {
   for (std::size_t k = 0; k < act_.size(); ++k) {
     auto& a = act_[k];
     if (!a.live) continue;
-    const std::uint64_t v = ++a.version;
     const double s = a.left * a.time_of_rate(a.rate);
+    if (!(a.rate > 0) || !std::isfinite(a.rate) || !std::isfinite(s) || s < 0 || s > 1e6)
+      throw std::logic_error("CoflowNetwork: a coflow without a finite rate or end (a link of capacity 0?)");
     const Time end = now + Time::ps(static_cast<std::int64_t>(std::ceil(s * 1e12)));
+    if (a.scheduled && end == a.end) continue; // its pending event still stands
+    a.end = end;
+    a.scheduled = true;
+    const std::uint64_t v = ++a.version;
     engine_.call_at(end, [this, k, v] { finish(k, v); });
   }
 }
@@ -272,7 +280,6 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
                     plan.net_step_overhead;
     s.nvl_latency = opt.nvlink_latency + plan.step_overhead;
     // Loops of chunks (ring_phase, tree_allreduce): the largest chunk of each loop sets its lock step.
-    std::uint64_t net_per_edge = 0, nvl_per_edge = 0;
     const std::uint64_t loop_bytes =
         st.tree() ? std::uint64_t{st.channels} * plan.chunk : st.loop_bytes(plan.chunk);
     for (std::uint64_t grid = 0; grid < st.bytes; grid += loop_bytes) {
@@ -289,14 +296,17 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
       l.chunk_wire = plan.wire(l.chunk);
       s.loops.push_back(l);
       s.bytes += static_cast<double>(s.steps) * static_cast<double>(l.chunk_wire);
-      net_per_edge += s.steps * l.slices;
-      nvl_per_edge += s.steps * l.slices;
     }
-    rf->network_transfers_ += net_per_edge * s.flows;
     std::uint64_t nvl_edges = 0;
     for (const auto& [r, c] : copies) nvl_edges += c;
     s.net_share = static_cast<double>(s.flows) / static_cast<double>(s.flows + nvl_edges);
-    rf->nvlink_transfers_ += nvl_per_edge * nvl_edges;
+    // Transfers per execution as the DAG counts them (chunks with nothing to move are not sent), split
+    // between network and NVLink by the edges' shares.
+    const std::uint64_t stage_transfers = ring_stage_transfers(rf->plan_, rf->stages_.size());
+    const auto net_transfers =
+        static_cast<std::uint64_t>(std::llround(static_cast<double>(stage_transfers) * s.net_share));
+    rf->network_transfers_ += net_transfers;
+    rf->nvlink_transfers_ += stage_transfers - net_transfers;
     s.alone = Time::from_s(s.time_s(s.x_alone));
     rf->stages_.push_back(std::move(s));
   }

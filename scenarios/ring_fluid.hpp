@@ -53,10 +53,10 @@ std::string ring_fluid_blocker(const Scenario& s, const World& w, bool adaptive_
                                bool trace);
 
 /// Whether a run's collectives go on the ring-fluid model (key flow.ring_fluid): "on" always (InputError
-/// naming the key when `blocker` is not empty or a collective is not ring/hierarchical); "auto" when nothing
-/// blocks it, the symmetric-steps shortcut does not take the run (`shortcut`) and some collective's DAG would
-/// exceed kMaxTransfers; "off" never. `spec(job, size)` is the collective as the runner builds it. `reason`
-/// says why it is used.
+/// naming the key when `blocker` is not empty or a collective is not ring, tree or hierarchical); "auto" when
+/// nothing blocks it and some collective's DAG would exceed kMaxTransfers, not counting, in a run the
+/// symmetric-steps shortcut may take (`shortcut`), the named rings it takes; "off" never. `spec(job, size)`
+/// is the collective as the runner builds it. `reason` says why it is used.
 struct RingFluidChoice {
   bool use = false;
   std::string reason;
@@ -89,6 +89,8 @@ class CoflowNetwork {
     const std::vector<Use>* uses = nullptr;
     double left = 0, rate = 0;  // left: the fraction of its work not done
     double bytes = 0, duty = 1; // wire bytes per flow; the fraction of the time its flows are active
+    Time end;                   // the end its pending event stands for
+    bool scheduled = false;
     std::function<double(double)> time_of_rate;
     Time last;
     std::uint64_t version = 0;

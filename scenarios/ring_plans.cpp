@@ -216,21 +216,20 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
   return p;
 }
 
-std::uint64_t ring_stages_transfers(const RingStages& p) {
-  if (p.stages.size() == 1 && p.stages[0].tree()) { // build_tree's check_size: up and down per chunk
-    const auto& st = p.stages[0];
-    return 2 * (std::uint64_t{p.ranks} - 1) *
-           detail::cut_pieces(st.bytes, st.channels,
-                              cut_of(p.chunk, p.slice, p.slices_per_chunk, p.window, p.grain));
-  }
+std::uint64_t ring_stage_transfers(const RingStages& p, std::size_t i) {
   const auto k = cut_of(p.chunk, p.slice, p.slices_per_chunk, p.window, p.grain);
+  const auto& st = p.stages.at(i);
+  if (st.tree()) // build_tree's check_size: every rank but the root, up and down, per chunk
+    return 2 * (std::uint64_t{p.ranks} - 1) * detail::cut_pieces(st.bytes, st.channels, k);
+  const std::uint64_t n = st.positions(), groups = st.orders.size() / st.channels;
+  // As ring_phase() emits them (build_ring / build_hierarchical's check_size).
+  return groups * (st.all_reduce ? 2 * (n - 1) * detail::cut_pieces(st.bytes, n * st.channels, k)
+                                 : (n - 1) * n * detail::cut_pieces(st.bytes, st.channels, k));
+}
+
+std::uint64_t ring_stages_transfers(const RingStages& p) {
   std::uint64_t total = 0;
-  for (const auto& st : p.stages) {
-    const std::uint64_t n = st.positions(), groups = st.orders.size() / st.channels;
-    // As ring_phase() emits them (build_ring / build_hierarchical's check_size).
-    total += groups * (st.all_reduce ? 2 * (n - 1) * detail::cut_pieces(st.bytes, n * st.channels, k)
-                                     : (n - 1) * n * detail::cut_pieces(st.bytes, st.channels, k));
-  }
+  for (std::size_t i = 0; i < p.stages.size(); ++i) total += ring_stage_transfers(p, i);
   return total;
 }
 

@@ -220,11 +220,12 @@ Schema build_schema() {
         K::String,
         "",
         "auto",
-        "Flow engine: run ring and hierarchical collectives on the ring-fluid model (each ring stage one "
-        "coflow in lock step, max-min shared with the other jobs' stages; an approximation of the exact "
-        "per-transfer path, docs/flow-engine.md \"Ring fluid\"). auto = only when a collective's "
-        "transfer DAG would exceed the exact path's limit (then every collective of the run uses it); "
-        "on = always (every collective must be ring or hierarchical); off = never.",
+        "Flow engine: run ring, tree and hierarchical collectives on the ring-fluid model (each ring or tree "
+        "stage one lock-step coflow sharing links with the other jobs' stages by their duty; an "
+        "approximation of the exact per-transfer path, docs/flow-engine.md \"Ring fluid\"). auto = only "
+        "when a collective's transfer DAG would exceed the exact path's limit (then every collective of "
+        "the run uses it); on = always (every collective must be ring, tree or hierarchical, 'auto' "
+        "resolving to one of them); off = never.",
         {"auto", "on", "off"}};
     d.fill_default = false; // written into the effective configuration only when given
     s.add(std::move(d));

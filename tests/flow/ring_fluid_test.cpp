@@ -128,7 +128,8 @@ struct Outcome {
 
 Outcome run(const J& doc, const std::string& mode) {
   const J out = J::parse(run_in_child_process([&] {
-    const auto s = make_scenario(doc, "t", "", {"flow.ring_fluid=" + mode});
+    // The exact reference is the per-transfer DAG (not the symmetric-steps shortcut of a lone ring job).
+    const auto s = make_scenario(doc, "t", "", {"flow.ring_fluid=" + mode, "flow.symmetric_steps=false"});
     const auto r = run_scenario(s);
     J o;
     o["p50"] = J::array();
@@ -180,8 +181,8 @@ TEST_CASE("ring fluid vs the exact path: hierarchical AllReduce and a flat ring 
 }
 
 TEST_CASE("ring fluid vs the exact path: a tree AllReduce (the tuning's choice), alone") {
-  // 8 nodes x 4 GPUs, algorithm auto: the tuning picks the tree at 4 MiB; its model (the first chunk's chain
-  // up and down, then one chunk per period of the busiest connection) within 15 % of the exact path.
+  // 8 nodes x 4 GPUs, the tree named; its model (the first chunk's chain up and down, then one chunk per
+  // period of the busiest connection) within 15 % of the exact path.
   J doc = {{"engine", "flow"},
            {"seed", 5},
            {"fabric", tree(8, 32, "1:1")},
@@ -220,6 +221,15 @@ TEST_CASE("ring fluid: auto only beyond the transfer limit, on refused for what 
   REQUIRE(!o.fluid.is_null());
   CHECK(o.fluid.at("reason").get<std::string>().find("exceed") != std::string::npos);
   CHECK(o.fluid.at("collectives") == 2);
+  // The same big job alone: still beyond the exact path, so the model takes it (the symmetric-steps shortcut
+  // of a lone job only takes a named ring).
+  J alone = big;
+  alone["jobs"].erase(1);
+  const J alone_out = J::parse(run_in_child_process([&] {
+    const auto r = run_scenario(make_scenario(alone, "t", "", {}));
+    return J{{"fluid", r.engine.extra.contains("ring_fluid")}}.dump();
+  }));
+  CHECK(alone_out.at("fluid") == true);
   // A size of 0 beside real sizes: nothing to move, no refusal, a sample of the launch-free empty DAG.
   J zero = small;
   zero["jobs"][0]["workload"]["sizes"] = "0,1M";
@@ -245,4 +255,25 @@ TEST_CASE("ring fluid: auto only beyond the transfer limit, on refused for what 
   INFO(e2);
   CHECK(e2.find("flow.ring_fluid") != std::string::npos);
   CHECK(e2.find("background") != std::string::npos);
+}
+
+TEST_CASE("ring stages: 'auto' resolves to the algorithm and protocol the DAG builder picks") {
+  for (const std::uint64_t size : {std::uint64_t{4096}, std::uint64_t{1} << 20, std::uint64_t{256} << 20}) {
+    CollectiveSpec cs;
+    cs.op = CollOp::AllReduce;
+    cs.size_bytes = size;
+    cs.ranks = 64;
+    cs.gpus_per_node = 8;
+    cs.nics_per_node = 8;
+    cs.algorithm = "auto";
+    cs.nccl_costs = true;
+    const auto st = ring_stages(cs);
+    const auto dag = build_collective(cs);
+    INFO("size " << size << ": DAG " << dag.algorithm << "/" << dag.protocol);
+    REQUIRE(st.has_value());
+    CHECK(st->algorithm == dag.algorithm);
+    CHECK(st->protocol == dag.protocol);
+    CHECK(st->channels == dag.channels);
+    CHECK(ring_stages_transfers(*st) == dag.size());
+  }
 }
