@@ -63,14 +63,18 @@ std::string render_plan_report(const json& plan, const std::string& source) {
   std::set<std::string> pareto;
   for (const auto& n : plan.value("pareto", json::array())) pareto.insert(n.get<std::string>());
   std::set<std::string> engines;
-  for (const auto& d : designs) engines.insert(d.value("engine", std::string("?")));
+  for (const auto& d : designs)
+    engines.insert(d.value("engine", std::string("?")) +
+                   (d.value("ring_fluid", false)
+                        ? " engine on its ring-fluid model (an approximation, see the notes)"
+                        : " engine"));
   std::string eng;
   for (const auto& e : engines) eng += (eng.empty() ? "" : ", ") + e;
   out += "<p class=\"headline\">" + esc(plan["recommendation"].get<std::string>()) + "<span class=\"sub\">" +
          std::to_string(designs.size()) + " designs; " +
          (headline.empty() ? "no workload simulated" : "compared on " + esc(headline) + " p99") + "; " +
          esc(eng) +
-         " engine. Prices come from the parts catalog and are estimates "
+         ". Prices come from the parts catalog and are estimates "
          "where it says so (see the bill of materials).</span></p>\n";
 
   // The design table.
