@@ -436,24 +436,40 @@ TransferDag build_direct(const CollectiveSpec& s) {
   return b.take();
 }
 
-/// NCCL's choice among `allowed` (ring, tree, nvls, collnet): the tuning model's fastest available
-/// (algorithm, protocol), the protocol fixed if the spec names one. AllToAll and SendRecv: direct.
-TransferDag build_tuned(const CollectiveSpec& s, const std::vector<std::string>& allowed) {
-  if (s.op == CollOp::AllToAll || s.op == CollOp::SendRecv) return build_direct(s);
-  auto has = [&](const char* a) { return std::find(allowed.begin(), allowed.end(), a) != allowed.end(); };
-  if (s.ranks < 2) return build_ring(s);
+/// The tuning model's fastest available (algorithm, protocol) among `allowed` (ring, tree, nvls, collnet),
+/// the protocol fixed if the spec names one; nullopt when none is available.
+std::optional<TuningEstimate> tuned_choice(const CollectiveSpec& s, const std::vector<std::string>& allowed) {
+  auto has = [&](const std::string& a) {
+    return std::find(allowed.begin(), allowed.end(), a) != allowed.end();
+  };
   auto in = tuning_inputs(s);
   in.nvls = has("nvls");
   in.collnet = has("collnet");
   const bool fixed = lower(s.protocol) != "auto";
   const auto want = fixed ? std::string(proto_name(parse_proto(s.protocol))) : std::string();
-  const TuningEstimate* best = nullptr;
-  const auto table = tuning_table(in);
-  for (const auto& e : table)
-    if (e.available && has(e.algorithm.c_str()) && (!fixed || e.protocol == want) &&
+  std::optional<TuningEstimate> best;
+  for (const auto& e : tuning_table(in))
+    if (e.available && has(e.algorithm) && (!fixed || e.protocol == want) &&
         (!best || e.time_us < best->time_us))
-      best = &e;
+      best = e;
+  return best;
+}
+
+/// What "auto" chooses among: ring and tree, and what the system offers (nccl.nvls, nccl.collnet).
+std::vector<std::string> auto_allowed(const CollectiveSpec& s) {
+  std::vector<std::string> allowed = {"ring", "tree"};
+  if (s.nvls) allowed.push_back("nvls");
+  if (s.collnet) allowed.push_back("collnet");
+  return allowed;
+}
+
+/// NCCL's choice among `allowed` (tuned_choice). AllToAll and SendRecv: direct.
+TransferDag build_tuned(const CollectiveSpec& s, const std::vector<std::string>& allowed) {
+  if (s.op == CollOp::AllToAll || s.op == CollOp::SendRecv) return build_direct(s);
+  if (s.ranks < 2) return build_ring(s);
+  const auto best = tuned_choice(s, allowed);
   if (!best) {
+    const bool fixed = lower(s.protocol) != "auto";
     std::string names;
     for (const auto& a : allowed) names += (names.empty() ? "" : ",") + a;
     throw InputError("algorithm: none of '" + names + "' does " + to_string(s.op) +
@@ -468,10 +484,7 @@ TransferDag build_tuned(const CollectiveSpec& s, const std::vector<std::string>&
 }
 
 TransferDag build_auto(const CollectiveSpec& s) {
-  std::vector<std::string> allowed = {"ring", "tree"};
-  if (s.nvls) allowed.push_back("nvls");
-  if (s.collnet) allowed.push_back("collnet");
-  return build_tuned(s, allowed);
+  return build_tuned(s, auto_allowed(s));
 }
 
 } // namespace
@@ -523,9 +536,9 @@ bool trivial_spec(const CollectiveSpec& s) {
   return trivial(s);
 }
 
-RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm) {
-  Builder b(s, algorithm, resolve_proto(s, algorithm));
-  const auto k = b.cut(4 * kSimpleStepBytes, true);
+namespace {
+/// A builder's choices and its cut `k`, as the ring evaluators read them.
+RingCut cut_of(const Builder& b, const Cut& k) {
   RingCut r;
   r.protocol = proto_name(b.proto());
   r.channels = b.channels();
@@ -540,22 +553,17 @@ RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm) {
   r.launch_latency = b.launch_latency();
   return r;
 }
+} // namespace
+
+RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm) {
+  Builder b(s, algorithm, resolve_proto(s, algorithm));
+  return cut_of(b, b.cut(4 * kSimpleStepBytes, true));
+}
 
 TreeShape tree_shape(const CollectiveSpec& s) {
   Builder b(s, "tree", resolve_proto(s, "tree"));
-  const auto k = b.cut(tree_simple_chunk(b), false);
   TreeShape t;
-  t.cut.protocol = proto_name(b.proto());
-  t.cut.channels = b.channels();
-  t.cut.nodes = b.nodes();
-  t.cut.chunk = k.chunk;
-  t.cut.slice = k.slice;
-  t.cut.grain = k.grain;
-  t.cut.slices_per_chunk = k.slices_per_chunk;
-  t.cut.window = k.window;
-  t.cut.step_overhead = b.intra_delay();
-  t.cut.net_step_overhead = b.net_delay();
-  t.cut.launch_latency = b.launch_latency();
+  t.cut = cut_of(b, b.cut(tree_simple_chunk(b), false));
   const std::uint32_t nc = b.channels(), h = nc >= 2 ? (nc + 1) / 2 : 1; // as tree_allreduce()
   for (std::uint32_t c = 0; c < nc; ++c) {
     t.parents.push_back(rank_tree(s.ranks, b.gpn(), c % h, c / h).parent);
@@ -568,29 +576,13 @@ CollectiveSpec resolve_auto(const CollectiveSpec& s) {
   if (s.op == CollOp::AllToAll || s.op == CollOp::SendRecv || s.ranks < 2) return s;
   // The algorithms build_collective() would choose among (build_auto, build_tuned).
   std::vector<std::string> allowed;
-  if (lower(s.algorithm) == "auto") {
-    allowed = {"ring", "tree"};
-    if (s.nvls) allowed.push_back("nvls");
-    if (s.collnet) allowed.push_back("collnet");
-  } else if (s.algorithm.find(',') != std::string::npos) {
+  if (lower(s.algorithm) == "auto")
+    allowed = auto_allowed(s);
+  else if (s.algorithm.find(',') != std::string::npos)
     allowed = algorithm_names(s.algorithm);
-  } else {
+  else
     return s;
-  }
-  auto has = [&](const std::string& a) {
-    return std::find(allowed.begin(), allowed.end(), a) != allowed.end();
-  };
-  auto in = tuning_inputs(s);
-  in.nvls = has("nvls");
-  in.collnet = has("collnet");
-  const bool fixed = lower(s.protocol) != "auto";
-  const auto want = fixed ? std::string(proto_name(parse_proto(s.protocol))) : std::string();
-  const TuningEstimate* best = nullptr;
-  const auto table = tuning_table(in);
-  for (const auto& e : table)
-    if (e.available && has(e.algorithm) && (!fixed || e.protocol == want) &&
-        (!best || e.time_us < best->time_us))
-      best = &e;
+  const auto best = tuned_choice(s, allowed);
   if (!best) return s;
   CollectiveSpec t = s;
   t.algorithm = best->algorithm;

@@ -200,10 +200,17 @@ struct RingStage {
   std::vector<std::vector<std::int32_t>> parents;
   bool tree() const { return !parents.empty(); }
   std::uint32_t positions() const { return orders.empty() ? 0 : static_cast<std::uint32_t>(orders[0].size()); }
-  std::uint32_t steps() const { return all_reduce ? 2 * (positions() - 1) : positions() - 1; }
-  std::uint64_t loop_bytes(std::uint64_t chunk) const {
-    return all_reduce ? std::uint64_t{channels} * positions() * chunk : std::uint64_t{channels} * chunk;
+  /// Chunks one edge carries per loop: a ring's steps; a tree edge carries every chunk once.
+  std::uint32_t steps() const {
+    if (tree()) return 1;
+    return all_reduce ? 2 * (positions() - 1) : positions() - 1;
   }
+  /// Chunks cut per loop: a ring AllReduce one per position and channel, else (AllGather, ReduceScatter,
+  /// tree) one per channel.
+  std::uint64_t chunks_per_loop() const {
+    return all_reduce && !tree() ? std::uint64_t{channels} * positions() : channels;
+  }
+  std::uint64_t loop_bytes(std::uint64_t chunk) const { return chunks_per_loop() * chunk; }
 };
 struct RingStages {
   std::string algorithm, protocol;

@@ -22,6 +22,21 @@ std::string sci(double v) {
   return buf;
 }
 
+/// A job's collective of `size` bytes as the scenario states it (no placement: no NIC rate, no NCCL costs).
+CollectiveSpec job_spec(const Scenario& s, const JobSpec& j, std::uint64_t size) {
+  CollectiveSpec cs;
+  cs.op = j.workload.op;
+  cs.size_bytes = size;
+  cs.ranks = j.nodes * j.gpus_per_node;
+  cs.gpus_per_node = j.gpus_per_node;
+  cs.nics_per_node = j.nics_per_node;
+  cs.algorithm = j.workload.algorithm;
+  cs.protocol = j.workload.protocol;
+  cs.channels = j.workload.channels;
+  cs.nvlink_gbps = s.nvlink_gbps;
+  return cs;
+}
+
 /// Whether the runner will put this scenario's collectives on the ring-fluid model
 /// (ScenarioRunner::decide_ring_fluid, before the placement: the NIC rate is the fabric's first HCA's, not
 /// the job's own, so on a fabric with mixed NIC rates the tuning's choice, and with it the decision, may
@@ -41,17 +56,7 @@ bool may_use_ring_fluid(const Scenario& s, const World& w, const std::string& en
         nic_gbps = std::max(nic_gbps, w.fabric.link(l).speed.rate_gbps());
   return choose_ring_fluid(s, blocker, may_use_symmetric_steps(s, engine),
                            [&](std::size_t i, std::uint64_t size) {
-                             const auto& j = s.jobs[i];
-                             CollectiveSpec cs;
-                             cs.op = j.workload.op;
-                             cs.size_bytes = size;
-                             cs.ranks = j.nodes * j.gpus_per_node;
-                             cs.gpus_per_node = j.gpus_per_node;
-                             cs.nics_per_node = j.nics_per_node;
-                             cs.algorithm = j.workload.algorithm;
-                             cs.protocol = j.workload.protocol;
-                             cs.channels = j.workload.channels;
-                             cs.nvlink_gbps = s.nvlink_gbps;
+                             auto cs = job_spec(s, s.jobs[i], size);
                              cs.nccl_version = s.nccl_version;
                              cs.nccl_costs = s.nccl_costs;
                              cs.min_channels = s.nccl_min_channels;
@@ -105,16 +110,7 @@ RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& e
       const double per_call = n * (2.0 * std::max(0.0, n - 1) * channels + std::ceil(2.0 * S / 262144.0));
       if (e.ring_fluid) continue; // counted per call below
       if (shortcut) {
-        CollectiveSpec cs;
-        cs.op = j.workload.op;
-        cs.size_bytes = size;
-        cs.ranks = j.nodes * j.gpus_per_node;
-        cs.gpus_per_node = j.gpus_per_node;
-        cs.nics_per_node = j.nics_per_node;
-        cs.algorithm = j.workload.algorithm;
-        cs.protocol = j.workload.protocol;
-        cs.channels = j.workload.channels;
-        cs.nvlink_gbps = s.nvlink_gbps;
+        const auto cs = job_spec(s, j, size);
         std::optional<RingPlan> plan;
         try {
           plan = ring_plan(cs);

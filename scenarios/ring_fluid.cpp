@@ -220,7 +220,6 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
     };
     std::vector<Edge> list;
     if (st.tree()) {
-      s.steps = 1;
       s.tree = true;
       for (std::size_t c = 0; c < st.parents.size(); ++c) {
         const auto& par = st.parents[c];
@@ -280,16 +279,10 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
                     plan.net_step_overhead;
     s.nvl_latency = opt.nvlink_latency + plan.step_overhead;
     // Loops of chunks (ring_phase, tree_allreduce): the largest chunk of each loop sets its lock step.
-    const std::uint64_t loop_bytes =
-        st.tree() ? std::uint64_t{st.channels} * plan.chunk : st.loop_bytes(plan.chunk);
-    for (std::uint64_t grid = 0; grid < st.bytes; grid += loop_bytes) {
+    for (std::uint64_t grid = 0; grid < st.bytes; grid += st.loop_bytes(plan.chunk)) {
       const std::uint64_t rem = st.bytes - grid;
       Loop l;
-      l.chunk =
-          std::min(st.tree() ? std::min(plan.chunk, ((rem + st.channels - 1) / st.channels + plan.grain - 1) /
-                                                        plan.grain * plan.grain)
-                             : plan.real_chunk(st, rem),
-                   rem);
+      l.chunk = std::min(plan.real_chunk(st, rem), rem);
       const auto [count, first] = plan.slices(l.chunk);
       l.slices = count;
       l.slice_wire = plan.wire(first);

@@ -32,6 +32,20 @@ detail::RingCut cut_of(std::uint64_t chunk, std::uint64_t slice, std::uint32_t s
   return c;
 }
 
+/// The builder's choices (protocol, channels, cut, software costs) into a RingPlan or RingStages.
+template <typename Plan> void take_cut(Plan& p, const detail::RingCut& k) {
+  p.protocol = k.protocol;
+  p.channels = k.channels;
+  p.chunk = k.chunk;
+  p.slice = k.slice;
+  p.grain = k.grain;
+  p.slices_per_chunk = k.slices_per_chunk;
+  p.window = k.window;
+  p.step_overhead = k.step_overhead;
+  p.net_step_overhead = k.net_step_overhead;
+  p.launch_latency = k.launch_latency;
+}
+
 } // namespace
 
 // ---- RingPlan (one ring collective) -------------------------------------------------------------------
@@ -64,21 +78,12 @@ std::optional<RingPlan> ring_plan(const CollectiveSpec& s) {
   // The same steps as build_ring(): the builder's protocol, channels and cut.
   const auto k = detail::ring_cut(s, "ring");
   RingPlan p;
+  take_cut(p, k);
   p.op = s.op;
-  p.protocol = k.protocol;
   p.ranks = s.ranks;
   p.gpus_per_node = s.gpus_per_node;
   p.nics_per_node = s.nics_per_node;
-  p.channels = k.channels;
   p.bytes = s.op == CollOp::AllReduce ? s.size_bytes : div_up(s.size_bytes, s.ranks);
-  p.chunk = k.chunk;
-  p.slice = k.slice;
-  p.grain = k.grain;
-  p.slices_per_chunk = k.slices_per_chunk;
-  p.window = k.window;
-  p.step_overhead = k.step_overhead;
-  p.net_step_overhead = k.net_step_overhead;
-  p.launch_latency = k.launch_latency;
   for (std::uint32_t c = 0; c < p.channels; ++c) {
     p.orders.push_back(ring_order(s.ranks, s.gpus_per_node, c));
     p.rails.push_back(static_cast<std::int32_t>(c % s.nics_per_node));
@@ -99,8 +104,7 @@ std::uint64_t ring_plan_transfers(const RingPlan& p) {
 // ---- RingStages (ring and hierarchical, stage by stage) -----------------------------------------------
 
 std::uint64_t RingStages::real_chunk(const RingStage& st, std::uint64_t rem) const {
-  const std::uint64_t units = st.all_reduce ? std::uint64_t{st.channels} * st.positions() : st.channels;
-  return std::min(chunk, align_up(div_up(rem, units), grain));
+  return std::min(chunk, align_up(div_up(rem, st.chunks_per_loop()), grain));
 }
 
 std::pair<std::uint64_t, std::uint64_t> RingStages::slices(std::uint64_t data_bytes) const {
@@ -116,19 +120,10 @@ std::optional<RingStages> tree_stages(const CollectiveSpec& s) {
   if (s.op != CollOp::AllReduce || detail::trivial_spec(s)) return std::nullopt;
   const auto t = detail::tree_shape(s);
   RingStages p;
+  take_cut(p, t.cut);
   p.algorithm = "tree";
-  p.protocol = t.cut.protocol;
   p.ranks = s.ranks;
   p.gpus_per_node = s.gpus_per_node;
-  p.channels = t.cut.channels;
-  p.chunk = t.cut.chunk;
-  p.slice = t.cut.slice;
-  p.grain = t.cut.grain;
-  p.slices_per_chunk = t.cut.slices_per_chunk;
-  p.window = t.cut.window;
-  p.step_overhead = t.cut.step_overhead;
-  p.net_step_overhead = t.cut.net_step_overhead;
-  p.launch_latency = t.cut.launch_latency;
   RingStage st;
   st.all_reduce = true;
   st.bytes = s.size_bytes;
@@ -155,19 +150,10 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
   // The same choices as build_ring() / build_hierarchical(): the builder's protocol, channels and cut.
   const auto k = detail::ring_cut(s, algo);
   RingStages p;
+  take_cut(p, k);
   p.algorithm = algo;
-  p.protocol = k.protocol;
   p.ranks = s.ranks;
   p.gpus_per_node = s.gpus_per_node;
-  p.channels = k.channels;
-  p.chunk = k.chunk;
-  p.slice = k.slice;
-  p.grain = k.grain;
-  p.slices_per_chunk = k.slices_per_chunk;
-  p.window = k.window;
-  p.step_overhead = k.step_overhead;
-  p.net_step_overhead = k.net_step_overhead;
-  p.launch_latency = k.launch_latency;
   const std::uint32_t nc = k.channels, nics = s.nics_per_node;
   if (algo == "ring") {
     RingStage st;
