@@ -111,6 +111,12 @@ struct CollectiveSpec {
     std::string protocol;
     double base_us = 0, net_us = 0;
   } nccl_fitted;
+  /// The engine's own latency of an inter-node message (NIC transmit and receive, one switch, two cables:
+  /// the shortest path between nodes), which NCCL's per-step network constant hwLat[NET] (measured on real
+  /// systems) already contains. With the cost model on, the table's inter-node step cost is charged less
+  /// this, never below zero. Intra-node steps and fitted costs (measured against the simulation) are charged
+  /// whole (docs/collectives.md "NCCL cost model"). Zero: no credit.
+  Time hw_net_latency;
   // Inputs of the tuning model (algorithm or protocol "auto"):
   double nic_gbps = 400;     ///< per NIC, per direction, Gb/s
   double nvlink_gbps = 3600; ///< per GPU, per direction, Gb/s

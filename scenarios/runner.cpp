@@ -178,6 +178,7 @@ class ScenarioRunner {
   CollectiveSpec spec_for(std::size_t i, CollOp op, std::uint64_t size, const std::string& algorithm) const;
   /// The NIC rate of job i's first HCA (input of the tuning model), 0 when unknown.
   double job_nic_gbps(std::size_t i) const;
+  Time job_hw_net_latency(std::size_t i) const;
   /// Whether this run's collectives go on the ring-fluid model (flow.ring_fluid; ring_fluid.hpp): sets
   /// fluid_ and fluid_report_. InputError when flow.ring_fluid is "on" and the run cannot use it.
   void decide_ring_fluid();
@@ -431,6 +432,7 @@ CollectiveSpec ScenarioRunner::spec_for(std::size_t i, CollOp op, std::uint64_t 
   cs.max_channels = s_.nccl_max_channels;
   if (const double g = job_nic_gbps(i); g > 0) cs.nic_gbps = g;
   cs.nvlink_gbps = s_.nvlink_gbps;
+  cs.hw_net_latency = job_hw_net_latency(i);
   // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs or with a profile that has fitted costs.
   cs.nccl_version = s_.nccl_version;
   cs.nccl_costs = s_.nccl_costs;
@@ -446,13 +448,13 @@ CollectiveSpec ScenarioRunner::spec_for(std::size_t i, CollOp op, std::uint64_t 
 }
 
 double ScenarioRunner::job_nic_gbps(std::size_t i) const {
-  double gbps = 0;
   const auto& nodes = placed_.at(i).nodes;
-  if (!nodes.empty() && !nodes[0].empty()) {
-    const auto node = w_.tables->hca_nodes()[nodes[0][0]];
-    for (const auto l : w_.fabric.links_of(node)) gbps = std::max(gbps, w_.fabric.link(l).speed.rate_gbps());
-  }
-  return gbps;
+  return nodes.empty() || nodes[0].empty() ? 0.0 : hca_link_gbps(w_, nodes[0][0]);
+}
+
+Time ScenarioRunner::job_hw_net_latency(std::size_t i) const {
+  const auto& nodes = placed_.at(i).nodes;
+  return nodes.empty() || nodes[0].empty() ? Time::zero() : hca_leaf_latency(w_, nodes[0][0]);
 }
 
 void ScenarioRunner::decide_ring_fluid() {

@@ -118,3 +118,24 @@ World build_world(const Scenario& s) {
 }
 
 } // namespace ibn::scen
+
+namespace ibn::scen {
+
+double hca_link_gbps(const World& w, std::uint32_t hca) {
+  double gbps = 0;
+  const auto node = w.tables->hca_nodes()[hca];
+  for (const auto l : w.fabric.links_of(node)) gbps = std::max(gbps, w.fabric.link(l).speed.rate_gbps());
+  return gbps;
+}
+
+Time hca_leaf_latency(const World& w, std::uint32_t hca) {
+  const auto node = w.tables->hca_nodes()[hca];
+  const auto links = w.fabric.links_of(node);
+  if (links.empty()) return Time::zero();
+  const auto& link = w.fabric.link(links.front());
+  const auto& dev = w.packet;
+  return dev.nic_tx_latency + dev.nic_rx_latency + dev.cable_latency(link) * 2 +
+         dev.switch_latency_of(w.fabric.nodes()[link.other(node)]);
+}
+
+} // namespace ibn::scen

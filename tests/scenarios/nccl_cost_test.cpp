@@ -31,6 +31,20 @@ Time symbolic_run(const TransferDag& d, Time alpha, std::int64_t ps_per_byte) {
   return end;
 }
 
+/// A ring LL AllReduce of 4 KiB on 2 nodes x 2 GPUs, one NIC, one channel, NCCL's costs off.
+CollectiveSpec ring_ll_4_ranks_2_nodes() {
+  CollectiveSpec s;
+  s.op = CollOp::AllReduce;
+  s.ranks = 4;
+  s.gpus_per_node = 2;
+  s.nics_per_node = 1;
+  s.channels = 1;
+  s.algorithm = "ring";
+  s.protocol = "ll";
+  s.size_bytes = 4096;
+  return s;
+}
+
 } // namespace
 
 TEST_CASE("nccl cost table: a version picks the newest entry not newer than it") {
@@ -127,15 +141,7 @@ TEST_CASE("nccl step counts: NCCL's latency model per version") {
 }
 
 TEST_CASE("nccl costs in the DAG: launch latency, intra and net step overheads, closed form") {
-  CollectiveSpec s;
-  s.op = CollOp::AllReduce;
-  s.ranks = 4;
-  s.gpus_per_node = 2;
-  s.nics_per_node = 1;
-  s.channels = 1;
-  s.algorithm = "ring";
-  s.protocol = "ll";
-  s.size_bytes = 4096;
+  CollectiveSpec s = ring_ll_4_ranks_2_nodes();
   const auto off = build_collective(s);
   CHECK(off.launch_latency == Time::zero());
   for (const auto& t : off.transfers()) CHECK(t.local_delay == Time::zero());
@@ -171,6 +177,31 @@ TEST_CASE("nccl costs in the DAG: launch latency, intra and net step overheads, 
   // An override of another protocol does nothing.
   s.nccl_fitted.protocol = "simple";
   CHECK(build_collective(s).launch_latency == Time::from_us(6.6));
+}
+
+TEST_CASE("nccl costs: the engine's own network latency is credited against the net step, never below zero") {
+  // NCCL's hwLat[NET] was measured on real systems, network included; the engine charges its NIC, switch
+  // and cable latencies by itself, so the DAG charges max(0, table - hw_net_latency) per inter-node step.
+  // Intra-node steps and fitted costs are charged whole.
+  CollectiveSpec s = ring_ll_4_ranks_2_nodes();
+  s.nccl_costs = true;
+  s.nccl_version = "2.20.3";
+  s.hw_net_latency = Time::ns(830); // ring LL 2.19.3 entry: net 2.7 us -> 1.87 us; intra 1.0 us kept
+  const auto d = build_collective(s);
+  CHECK(d.launch_latency == Time::from_us(6.6)); // the base latency is not a step: no credit
+  for (const auto& t : d.transfers())
+    CHECK(t.local_delay == (t.src / 2 != t.dst / 2 ? Time::ns(1870) : Time::from_us(1.0)));
+  s.hw_net_latency = Time::us(5); // more than the table's 2.7 us: clamped at zero
+  const auto clamped = build_collective(s);
+  for (const auto& t : clamped.transfers())
+    CHECK(t.local_delay == (t.src / 2 != t.dst / 2 ? Time::zero() : Time::from_us(1.0)));
+  // Fitted costs were measured against the simulation: charged whole.
+  s.nccl_fitted.protocol = "ll";
+  s.nccl_fitted.base_us = 20;
+  s.nccl_fitted.net_us = 5;
+  const auto fitted = build_collective(s);
+  for (const auto& t : fitted.transfers())
+    CHECK(t.local_delay == (t.src / 2 != t.dst / 2 ? Time::from_us(5) : Time::from_us(1.0)));
 }
 
 TEST_CASE("tuning model: the version's table only with the cost model on") {
