@@ -5,6 +5,7 @@
 // connections (FIFO window) and NCCL's software costs. Not part of the public interface.
 #include "scenarios/collectives.hpp"
 #include "scenarios/nccl_cost.hpp"
+#include "scenarios/tuning.hpp"
 #include "sim/error.hpp"
 
 #include <algorithm>
@@ -124,6 +125,16 @@ class Builder {
       if (dag_.algorithm == "direct") { // NCCL point-to-point: channels per peer, per-channel rate
         peer_channels_ = std::min(c_, kP2pChannelsPerNetPeer);
         dag_.channel_gbps = kP2pChannelNetGBps * 8.0;
+      } else if (dag_.algorithm == "ring") {
+        // The protocol's own per-channel ceiling (llMaxBw, perChMaxRingLL128Bw) as each channel's stage on
+        // every transfer it sends, in wire Gb/s (the transfers carry wire bytes).
+        auto in = tuning_inputs(spec);
+        in.channels = c_;
+        const double cap = ring_channel_cap_GBps(in, dag_.protocol);
+        if (cap > 0) {
+          dag_.channel_gbps = cap * 8.0 / nccl_wire_efficiency(dag_.protocol);
+          dag_.channel_stage_all = true;
+        }
       }
     }
     dag_.launch_latency = launch;
@@ -144,6 +155,8 @@ class Builder {
     return ((d - 1) * peer_channels_ + i % peer_channels_) % c_;
   }
   TransferDag take() { return std::move(dag_); }
+  /// The protocol's per-channel stage on every transfer (TransferDag::channel_stage_all), wire Gb/s; 0: none.
+  double stage_all_gbps() const { return dag_.channel_stage_all ? dag_.channel_gbps : 0.0; }
   Time intra_delay() const { return intra_delay_; }
   Time net_delay() const { return net_delay_; }
   Time launch_latency() const { return dag_.launch_latency; }

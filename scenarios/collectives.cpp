@@ -551,6 +551,7 @@ RingCut cut_of(const Builder& b, const Cut& k) {
   r.step_overhead = b.intra_delay();
   r.net_step_overhead = b.net_delay();
   r.launch_latency = b.launch_latency();
+  r.stage_gbps = b.stage_all_gbps();
   return r;
 }
 } // namespace

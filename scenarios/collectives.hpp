@@ -167,6 +167,10 @@ struct RingPlan {
   Time step_overhead;     ///< per transfer inside a node (TransferDag local_delay)
   Time net_step_overhead; ///< per transfer between nodes
   Time launch_latency;    ///< per execution, before a rank's first transfer
+  /// The channel's stage on every send (TransferDag::channel_gbps with channel_stage_all), wire Gb/s; 0:
+  /// none. A send is posted after its pass: max(its post, the previous pass of its rank and channel) + wire /
+  /// rate.
+  double stage_gbps = 0;
   std::vector<std::vector<std::uint32_t>> orders; ///< per channel: ring position -> rank
   std::vector<std::int32_t> rails;                ///< per channel
 
@@ -224,6 +228,7 @@ struct RingStages {
   std::uint64_t chunk = 0, slice = 0, grain = 1;
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
+  double stage_gbps = 0; ///< the protocol's per-channel stage on every transfer, wire Gb/s (0: none)
   std::vector<RingStage> stages;
   /// The largest chunk of a loop with `remaining` bytes left in `stage` (NCCL's realChunkSize).
   std::uint64_t real_chunk(const RingStage& stage, std::uint64_t remaining) const;

@@ -18,6 +18,7 @@ struct RingCut {
   std::uint64_t chunk = 0, slice = 0, grain = 1;
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
+  double stage_gbps = 0; ///< the protocol's per-channel stage on every transfer, wire Gb/s (0: none)
 };
 
 /// InputError for an impossible spec (as build_collective).

@@ -79,9 +79,14 @@ class TransferDag {
   /// unless the NCCL cost model is on.
   Time launch_latency;
   /// Per-channel stage before a transfer between nodes (0 = none): a channel's thread block moves one
-  /// chunk at a time through its staging buffer at this rate, so the channel's chunks leave no faster
-  /// than channel_gbps (NCCL point-to-point, scenarios/nccl_cost.hpp kP2pChannelNetGBps).
+  /// chunk at a time through its staging buffer at this rate (Gb/s of the transfers' wire bytes), so the
+  /// channel's chunks leave no faster than channel_gbps (NCCL point-to-point,
+  /// scenarios/nccl_cost.hpp kP2pChannelNetGBps; with channel_stage_all, every transfer).
   double channel_gbps = 0;
+  /// The stage takes every transfer of the channel (a ring protocol's own ceiling: a channel's thread block
+  /// handles every chunk it sends, scenarios/tuning.hpp ring_channel_cap_GBps), not only those between
+  /// nodes (point-to-point's proxy staging).
+  bool channel_stage_all = false;
 
  private:
   std::uint32_t ranks_ = 0;

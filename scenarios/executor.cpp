@@ -69,8 +69,9 @@ void DagExecutor::release(TransferId t) {
   const bool network = tr.src / layout_.gpus_per_node != tr.dst / layout_.gpus_per_node;
   if (network && opt_.noise) at += opt_.noise(tr.bytes);
   if (network && opt_.node_delay) at += opt_.node_delay(tr.src / layout_.gpus_per_node, tr.bytes);
-  if (network && dag_.channel_gbps > 0) {
-    // The channel's stage takes chunks one after another (in release order) at channel_gbps.
+  if ((network || dag_.channel_stage_all) && dag_.channel_gbps > 0) {
+    // The channel's stage takes chunks one after another (in release order) at channel_gbps; a chunk is
+    // posted once its pass is over.
     auto& free = channel_free_[std::size_t{tr.src} * dag_.channels + tr.channel % dag_.channels];
     at = std::max(at, free) + Time::from_s(static_cast<double>(tr.bytes) * 8.0 / (dag_.channel_gbps * 1e9));
     free = at;

@@ -182,10 +182,13 @@ double RingFluid::Stage::time_s(double x) const {
   for (const auto& l : loops) {
     const double w = static_cast<double>(l.slice_wire);
     double chain = 0, thr = 0, last = 0;
+    // The channel's stage (DagExecutor::release) passes every slice before it is posted: in series on the
+    // chain, and a connection's slice period is no shorter than the pass.
+    const double ts = stage_rate > 0 ? w / stage_rate : 0;
     auto take = [&](double rate, Time lat, double share) {
-      const double t = w / rate, L = lat.to_s();
+      const double t = w / rate, L = lat.to_s() + ts;
       chain += share * (t + L);
-      thr = std::max(thr, std::max(t, (t + L) / win)); // a connection's slice period (FIFO window)
+      thr = std::max(thr, std::max(std::max(t, ts), (t + L) / win)); // the FIFO window's period
       last = std::max(last, L);
     };
     if (has_net) take(x, net_latency, net_share);
@@ -278,6 +281,7 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
     s.net_latency = (s.flows ? Time::from_s(delay_sum / static_cast<double>(s.flows)) : Time::zero()) +
                     plan.net_step_overhead;
     s.nvl_latency = opt.nvlink_latency + plan.step_overhead;
+    s.stage_rate = plan.stage_gbps * 1e9 / 8.0;
     // Loops of chunks (ring_phase, tree_allreduce): the largest chunk of each loop sets its lock step.
     for (std::uint64_t grid = 0; grid < st.bytes; grid += st.loop_bytes(plan.chunk)) {
       const std::uint64_t rem = st.bytes - grid;

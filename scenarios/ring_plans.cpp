@@ -44,6 +44,7 @@ template <typename Plan> void take_cut(Plan& p, const detail::RingCut& k) {
   p.step_overhead = k.step_overhead;
   p.net_step_overhead = k.net_step_overhead;
   p.launch_latency = k.launch_latency;
+  p.stage_gbps = k.stage_gbps;
 }
 
 } // namespace

@@ -166,6 +166,7 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
   std::vector<std::uint64_t> win_count(E, 0);
   std::vector<std::int64_t> qp_free(E, 0), qp_last(E, 0);
   std::vector<std::int64_t> nv_free(nr, 0);
+  std::vector<std::int64_t> stage_free(E, 0); // the channel's stage of the rank at position p of channel c
   // Per pair: the last bandwidth-phase end of its previous step. A flow of the next step that starts before
   // it would share the pair's bottleneck with the previous step's flows, which the per-step sharing below
   // does not follow: the execution is then not exact, run() returns nullopt.
@@ -215,7 +216,13 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
               dep = prev[back * spc + q];
             if (win_count[e] + q >= W) dep = std::max(dep, win[e * W + (win_count[e] + q) % W]);
             const std::int64_t base = dep == kNoTime ? now : dep;
-            post[e * spc + q] = std::max(base + (edge_pair_[e] >= 0 ? net_local : local), ready[order[p]]);
+            std::int64_t at = std::max(base + (edge_pair_[e] >= 0 ? net_local : local), ready[order[p]]);
+            if (pl.stage_gbps > 0) { // the channel's stage (DagExecutor::release), in step order
+              const auto wire = static_cast<double>(pl.wire(cut.at(bytes, q)));
+              at = std::max(at, stage_free[e]) + Time::from_s(wire * 8.0 / (pl.stage_gbps * 1e9)).count_ps();
+              stage_free[e] = at;
+            }
+            post[e * spc + q] = at;
           }
         }
       }

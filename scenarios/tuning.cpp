@@ -188,6 +188,12 @@ TuningInputs tuning_inputs(const CollectiveSpec& spec) {
   return in;
 }
 
+double ring_channel_cap_GBps(const TuningInputs& in, const std::string& protocol) {
+  if (protocol == "ll") return ll_max_bw(in) / std::max<std::uint32_t>(1, in.channels);
+  if (protocol == "ll128") return table_of(in).per_ch_ring_ll128[arch_index(in)];
+  return 0.0;
+}
+
 std::vector<TuningEstimate> tuning_table(const TuningInputs& in) {
   std::vector<TuningEstimate> out;
   for (bool tree : {false, true})

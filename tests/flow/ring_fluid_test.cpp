@@ -180,6 +180,18 @@ TEST_CASE("ring fluid vs the exact path: hierarchical AllReduce and a flat ring 
   compare(doc2, 0.05);
 }
 
+TEST_CASE("ring fluid vs the exact path: ring LL and LL128 AllGather with NCCL's per-channel stage") {
+  // With NCCL's costs on, a ring LL/LL128 channel passes every send through its stage (llMaxBw / channels,
+  // perChMaxRingLL128Bw): both paths charge it, within 5 %.
+  for (const std::string proto : {"ll", "ll128"}) {
+    J j = job("ag", 4, 4, 4, "allgather", "ring", "256K,4M");
+    j["workload"]["protocol"] = proto;
+    const J doc = {{"engine", "flow"}, {"seed", 5}, {"fabric", tree(8, 32, "1:1")}, {"jobs", J::array({j})}};
+    INFO("protocol " << proto);
+    compare(doc, 0.05);
+  }
+}
+
 TEST_CASE("ring fluid vs the exact path: a tree AllReduce (the tuning's choice), alone") {
   // 8 nodes x 4 GPUs, the tree named; its model (the first chunk's chain up and down, then one chunk per
   // period of the busiest connection) within 15 % of the exact path.

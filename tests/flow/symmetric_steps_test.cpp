@@ -160,6 +160,26 @@ TEST_CASE("symmetric steps: NCCL's software costs (launch, intra- and inter-node
   check_against_exact(g8, 0.01);
 }
 
+TEST_CASE("symmetric steps: ring LL and LL128 with NCCL's per-channel stage equal the exact path") {
+  // With the cost model on, every send of a ring LL/LL128 channel passes its stage (llMaxBw / channels,
+  // perChMaxRingLL128Bw; DagExecutor::release): the shortcut charges it in step order.
+  Shape sh;
+  sh.fabric = tree(2, 8, 32, "1:1");
+  sh.nodes = 12;
+  sh.costs = true;
+  sh.channels = 2;
+  for (const std::string proto : {"ll", "ll128"}) {
+    INFO("protocol " << proto);
+    sh.protocol = proto;
+    sh.op = "allgather";
+    sh.size = "3M";
+    check_against_exact(sh, 1e-6);
+    sh.op = "allreduce";
+    sh.size = "1M";
+    check_against_exact(sh, 1e-6);
+  }
+}
+
 TEST_CASE("symmetric steps: AllGather and ReduceScatter, LL128, one channel, equal the exact path") {
   Shape sh;
   sh.fabric = tree(2, 8, 32, "1:1");

@@ -3,6 +3,7 @@
 // engine's own record of sends (not from the driver's counters), per sender and in total.
 #include "scenarios/background.hpp"
 #include "sim/error.hpp"
+#include "tests/scenarios/fake_engine.hpp"
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -15,54 +16,9 @@
 using namespace ibn;
 using namespace ibn::scen;
 using ibn::test::error_of;
+using ibn::test::FakeEngine;
 
 namespace {
-
-class FakeEngine : public eng::Engine {
- public:
-  struct Sent {
-    Time at;
-    eng::HcaIndex src, dst;
-    std::uint64_t bytes;
-    bool operator==(const Sent&) const = default;
-  };
-
-  FakeEngine(std::size_t hcas, std::uint64_t rate_bps, Time base)
-      : hcas_(hcas), rate_bps_(rate_bps), base_(base) {}
-  std::string name() const override { return "fake"; }
-  Time now() const override { return now_; }
-  std::size_t num_hcas() const override { return hcas_; }
-  void send(const eng::TransferSpec& t, eng::DeliveredFn done) override {
-    if (t.src >= hcas_ || t.dst >= hcas_ || t.src == t.dst) throw InputError("fake engine: bad transfer");
-    sent.push_back({now_, t.src, t.dst, t.bytes});
-    const Time at = now_ + base_ + serialization_time(t.bytes, rate_bps_);
-    events_.emplace(std::make_pair(at, seq_++), [done, at] { done(at); });
-  }
-  void call_at(Time t, std::function<void()> fn) override {
-    REQUIRE(t >= now_);
-    events_.emplace(std::make_pair(t, seq_++), std::move(fn));
-  }
-  void run() override {
-    while (!events_.empty()) {
-      auto it = events_.begin();
-      now_ = it->first.first;
-      auto fn = std::move(it->second);
-      events_.erase(it);
-      fn();
-    }
-  }
-  eng::EngineReport report() const override { return {}; }
-
-  std::vector<Sent> sent;
-
- private:
-  std::size_t hcas_;
-  std::uint64_t rate_bps_;
-  Time base_;
-  Time now_;
-  std::uint64_t seq_ = 0;
-  std::map<std::pair<Time, std::uint64_t>, std::function<void()>> events_;
-};
 
 BackgroundTrafficSpec spec(BackgroundPattern p, std::vector<eng::HcaIndex> hcas, double load,
                            GapDistribution g) {

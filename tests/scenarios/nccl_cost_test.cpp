@@ -1,10 +1,12 @@
 // NCCL's cost model (scenarios/nccl_cost.hpp): the versioned table lookup, the per-step costs and step counts
 // against hand-computed values from NCCL's tuning.cc constants (formula in each comment), the DAG fields
 // they set, a closed form of the DAG's time with the costs on, and the tuning model's reference unchanged.
+#include "scenarios/executor.hpp"
 #include "scenarios/nccl_cost.hpp"
 #include "scenarios/tuning.hpp"
 
 #include "sim/error.hpp"
+#include "tests/scenarios/fake_engine.hpp"
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -224,4 +226,60 @@ TEST_CASE("tuning model: the version's table only with the cost model on") {
   CHECK(table[0].algorithm == "ring");
   CHECK(table[0].protocol == "ll");
   CHECK(table[0].latency_us == doctest::Approx(40.0));
+}
+
+TEST_CASE("ring LL / LL128: NCCL's per-channel ceiling is each channel's stage, closed form") {
+  // ring_channel_cap_GBps from the release's constants (src/graph/tuning.cc): LL llMaxBw / channels (2 nodes,
+  // Intel host: 39.0 GB/s; >= 3 nodes 20.4), LL128 perChMaxRingLL128Bw (Hopper 36.7, Ampere 20.0), Simple
+  // none.
+  CollectiveSpec s = ring_ll_4_ranks_2_nodes();
+  s.op = CollOp::AllGather;
+  s.ranks = 2; // 2 nodes x 1 GPU
+  s.gpus_per_node = 1;
+  s.channels = 2;
+  s.nccl_costs = true;
+  s.nccl_version = "2.22.3";
+  auto in = tuning_inputs(s);
+  CHECK(ring_channel_cap_GBps(in, "ll") == doctest::Approx(39.0 / 2));
+  in.nodes = 4;
+  CHECK(ring_channel_cap_GBps(in, "ll") == doctest::Approx(20.4 / 2));
+  CHECK(ring_channel_cap_GBps(in, "ll128") == doctest::Approx(36.7));
+  in.sm = 80;
+  CHECK(ring_channel_cap_GBps(in, "ll128") == doctest::Approx(20.0));
+  CHECK(ring_channel_cap_GBps(in, "simple") == 0);
+
+  // The DAG carries it in wire Gb/s on every transfer of a ring; Simple rings, trees and the model off
+  // carry none.
+  s.channels = 1;
+  const auto d = build_collective(s);
+  CHECK(d.channel_stage_all);
+  CHECK(d.channel_gbps == doctest::Approx(39.0 * 8 / 0.5)); // LL: 8 B of data per 16 B line
+  auto other = s;
+  other.protocol = "simple";
+  CHECK(build_collective(other).channel_gbps == 0);
+  other = s;
+  other.op = CollOp::AllReduce;
+  other.algorithm = "tree";
+  CHECK(build_collective(other).channel_gbps == 0);
+  other = s;
+  other.nccl_costs = false;
+  CHECK(build_collective(other).channel_gbps == 0);
+
+  // Executed on an engine that delivers at post + 1 us + bytes x 8 / 400 Gb/s: each rank sends its 2 KiB
+  // (4 KiB of LL lines) once, after the launch latency (which covers its net step cost: a root transfer's
+  // local delay runs from the start, DagExecutor::release) and one pass through the stage:
+  //   T = max(launch, net step) + 4096 x 8 / 624 Gb/s + 1 us + 4096 x 8 / 400 Gb/s.
+  REQUIRE(d.size() == 2);
+  ibn::test::FakeEngine engine(2, 400'000'000'000ULL, Time::us(1));
+  JobLayout layout;
+  layout.nodes = {{0}, {1}};
+  DagExecutor ex(engine, d, layout, ExecOptions{});
+  Time end;
+  ex.start({}, [&](Time t) { end = t; });
+  engine.run();
+  const Time pass = Time::from_s(4096.0 * 8 / (39.0 * 8 / 0.5 * 1e9));
+  const Time expect = std::max(d.launch_latency, d[0].local_delay) + pass + Time::us(1) +
+                      serialization_time(4096, 400'000'000'000ULL);
+  CHECK(end == expect);
+  CHECK(pass == Time::ps(52513)); // 4096 B x 8 / 624 Gb/s
 }
