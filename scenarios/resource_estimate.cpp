@@ -85,7 +85,7 @@ bool may_use_symmetric_steps(const Scenario& s, const std::string& engine) {
   // condition is checked when the job is placed (a fallback then builds the DAG, which kMaxTransfers bounds).
   return engine == "flow" && s.flow_symmetric_steps && s.jobs.size() == 1 && s.background.empty() &&
          s.calibration.empty() && s.max_sim_time_ms <= 0 && s.adaptive_routing == pkt::ArMode::Off &&
-         s.jobs[0].workload.trace.empty() && !s.jobs[0].workload.loop;
+         s.jobs[0].workload.trace.empty() && !s.jobs[0].workload.loop && s.jobs[0].gpus_per_node == 1;
 }
 
 RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& engine) {

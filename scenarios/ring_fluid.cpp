@@ -52,9 +52,9 @@ RingFluidChoice choose_ring_fluid(const Scenario& s, const std::string& blocker,
       if (!st)
         return refuse("job '" + s.jobs[i].name + "' runs " + to_string(w.op) + " with algorithm '" +
                       w.algorithm + "' (only ring and hierarchical collectives)");
-      // A one-job run: a named ring goes to the exact symmetric-steps shortcut (its own limits apply); any
-      // other collective too large for its DAG comes here.
-      if (shortcut && ring_plan(cs)) continue;
+      // A one-job run: a named ring with one GPU per node goes to the exact symmetric-steps shortcut (its own
+      // limits apply); any other collective too large for its DAG comes here.
+      if (shortcut && cs.gpus_per_node == 1 && ring_plan(cs)) continue;
       too_large = too_large || ring_stages_transfers(*st) > kMaxTransfers;
     }
   }

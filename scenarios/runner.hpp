@@ -69,7 +69,9 @@ World build_world(const Scenario& s);
 /// The fastest link rate at HCA `hca` (an index into the routing tables' HCAs), Gb/s; 0 without links.
 double hca_link_gbps(const World& w, std::uint32_t hca);
 /// The engine's latency of a message from HCA `hca` to another HCA of its leaf switch (the shortest
-/// inter-node path; host path knobs aside): NIC transmit and receive, two cables, one switch.
+/// inter-node path): NIC transmit and receive, two cables, one switch, over the HCA's fastest such link
+/// (its cable counted for both ends). The host path's per-message latency (staging, cross-NUMA, SR-IOV) is
+/// not in it: NCCL's hwLat was measured with GPUDirect, so it stays charged whole.
 Time hca_leaf_latency(const World& w, std::uint32_t hca);
 /// A path the scenario names, relative to the scenario's folder unless absolute.
 std::string scenario_path(const Scenario& s, const std::string& p);

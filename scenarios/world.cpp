@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 
 // The world a scenario runs in (scenarios/runner.hpp, World): the fabric (loaded or generated, with the
@@ -130,12 +131,16 @@ double hca_link_gbps(const World& w, std::uint32_t hca) {
 
 Time hca_leaf_latency(const World& w, std::uint32_t hca) {
   const auto node = w.tables->hca_nodes()[hca];
-  const auto links = w.fabric.links_of(node);
-  if (links.empty()) return Time::zero();
-  const auto& link = w.fabric.link(links.front());
   const auto& dev = w.packet;
-  return dev.nic_tx_latency + dev.nic_rx_latency + dev.cable_latency(link) * 2 +
-         dev.switch_latency_of(w.fabric.nodes()[link.other(node)]);
+  std::optional<Time> best;
+  for (const auto l : w.fabric.links_of(node)) {
+    const auto& link = w.fabric.link(l);
+    const auto& peer = w.fabric.nodes()[link.other(node)];
+    const bool sw = peer.kind == topo::NodeKind::Switch || peer.kind == topo::NodeKind::Router;
+    const Time t = dev.cable_latency(link) * 2 + (sw ? dev.switch_latency_of(peer) : Time::zero());
+    if (!best || t < *best) best = t;
+  }
+  return best ? dev.nic_tx_latency + dev.nic_rx_latency + *best : Time::zero();
 }
 
 } // namespace ibn::scen

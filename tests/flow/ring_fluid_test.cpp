@@ -190,6 +190,16 @@ TEST_CASE("ring fluid vs the exact path: ring LL and LL128 AllGather with NCCL's
     INFO("protocol " << proto);
     compare(doc, 0.05);
   }
+  // With NCCL's default channel count (8 here) and 16 MiB the model is further off (measured LL +6.2 %,
+  // LL128 +12 %; docs/collectives.md): within 15 %.
+  for (const std::string proto : {"ll", "ll128"}) {
+    J j = job("ag", 2, 4, 4, "allgather", "ring", "16M");
+    j["workload"]["protocol"] = proto;
+    j["workload"]["channels"] = 0;
+    const J doc = {{"engine", "flow"}, {"seed", 5}, {"fabric", tree(8, 32, "1:1")}, {"jobs", J::array({j})}};
+    INFO("default channels, protocol " << proto);
+    compare(doc, 0.15);
+  }
 }
 
 TEST_CASE("ring fluid vs the exact path: a tree AllReduce (the tuning's choice), alone") {

@@ -163,7 +163,9 @@ TEST_CASE("nccl costs in the DAG: launch latency, intra and net step overheads, 
   // Ring positions 0 1 | 2 3: edges 0->1 and 2->3 inside a node, 1->2 and 3->0 across. Every chunk makes
   // 2(n-1) = 6 hops, 3 of each kind, so with transfer time alpha + wire bytes x 20 ps and no contention:
   // T = base + 3 (1.0 us) + 3 (2.7 us) + 6 (alpha + 2 x 1 KiB x 20 ps) (LL: 1 KiB of data per chunk, 2 KiB
-  // on the wire).
+  // on the wire). This closed form is of the DAG's costs only: the ring LL channel stage the DAG also carries
+  // (channel_gbps, charged by the executor) is checked in "ring LL / LL128: ... closed form" below.
+  CHECK(on.channel_stage_all);
   const Time alpha = Time::ns(500);
   const Time expect = Time::from_us(6.6) + Time::from_us(1.0) * 3 + Time::from_us(2.7) * 3 +
                       (alpha + Time::ps(2048 * 20)) * 6;
