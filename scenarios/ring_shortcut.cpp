@@ -53,9 +53,11 @@ std::unique_ptr<RingShortcut> RingShortcut::make(const RingPlan& plan, const Job
     return nullptr;
   }
   if (layout.gpus_per_node > 1) {
-    // With NVLink steps the recurrence is not exact in every case: a review measured g = 8 with 8 or 16
-    // channels (8 MiB, 4 nodes) 7-10 % above the DAG, while 1, 2 and 4 channels were equal; the cause is not
-    // found, so such runs take the DAG (docs/flow-engine.md "Symmetric steps").
+    // With NVLink steps the recurrence is not exact: it serves a GPU's copies step by step, while the
+    // executor serves them first come first served across steps (a channel whose position 0 sits on the GPU
+    // posts about a step late, so earlier-posted copies of the next step queued behind it: +7-10 % at g = 8
+    // with 8 or 16 channels, 8 MiB). Exact would need run() in time order; such runs take the DAG
+    // (docs/flow-engine.md "Symmetric steps").
     why_not = "more than one GPU per node (NVLink steps: not exact in every case)";
     return nullptr;
   }
