@@ -34,6 +34,12 @@ struct Transfer {
   std::uint32_t dep_begin = 0, dep_end = 0; ///< range in TransferDag::deps()
 };
 
+/// One pass of `wire_bytes` through a channel's stage of `gbps` (TransferDag::channel_gbps): the one
+/// definition the executor and the flow shortcut share, so that they round alike.
+inline Time channel_stage_pass(std::uint64_t wire_bytes, double gbps) {
+  return Time::from_s(static_cast<double>(wire_bytes) * 8.0 / (gbps * 1e9));
+}
+
 class TransferDag {
  public:
   TransferDag() = default;

@@ -73,7 +73,7 @@ void DagExecutor::release(TransferId t) {
     // The channel's stage takes chunks one after another (in release order) at channel_gbps; a chunk is
     // posted once its pass is over.
     auto& free = channel_free_[std::size_t{tr.src} * dag_.channels + tr.channel % dag_.channels];
-    at = std::max(at, free) + Time::from_s(static_cast<double>(tr.bytes) * 8.0 / (dag_.channel_gbps * 1e9));
+    at = std::max(at, free) + channel_stage_pass(tr.bytes, dag_.channel_gbps);
     free = at;
   }
   if (at == engine_.now()) {

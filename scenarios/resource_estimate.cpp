@@ -2,6 +2,7 @@
 
 #include "scenarios/collectives.hpp"
 #include "scenarios/ring_fluid.hpp"
+#include "scenarios/ring_shortcut.hpp"
 #include "sim/error.hpp"
 
 #include <algorithm>
@@ -50,10 +51,8 @@ bool may_use_ring_fluid(const Scenario& s, const World& w, const std::string& en
   // The NIC rate (an input of the tuning model) as the runner reads it from a job's first HCA: here the
   // fabric's first HCA.
   double nic_gbps = 0;
-  for (topo::NodeId n = 0; n < w.fabric.num_nodes() && nic_gbps == 0; ++n)
-    if (w.fabric.nodes()[n].kind == topo::NodeKind::Hca)
-      for (const auto l : w.fabric.links_of(n))
-        nic_gbps = std::max(nic_gbps, w.fabric.link(l).speed.rate_gbps());
+  for (std::uint32_t h = 0; h < w.tables->hca_nodes().size() && nic_gbps == 0; ++h)
+    nic_gbps = hca_link_gbps(w, h);
   return choose_ring_fluid(s, blocker, may_use_symmetric_steps(s, engine),
                            [&](std::size_t i, std::uint64_t size) {
                              auto cs = job_spec(s, s.jobs[i], size);
@@ -85,7 +84,8 @@ bool may_use_symmetric_steps(const Scenario& s, const std::string& engine) {
   // condition is checked when the job is placed (a fallback then builds the DAG, which kMaxTransfers bounds).
   return engine == "flow" && s.flow_symmetric_steps && s.jobs.size() == 1 && s.background.empty() &&
          s.calibration.empty() && s.max_sim_time_ms <= 0 && s.adaptive_routing == pkt::ArMode::Off &&
-         s.jobs[0].workload.trace.empty() && !s.jobs[0].workload.loop && s.jobs[0].gpus_per_node == 1;
+         s.jobs[0].workload.trace.empty() && !s.jobs[0].workload.loop &&
+         RingShortcut::takes_layout(s.jobs[0].gpus_per_node);
 }
 
 RunEstimate estimate_run(const Scenario& s, const World& w, const std::string& engine) {

@@ -1,5 +1,7 @@
 #include "scenarios/ring_fluid.hpp"
 
+#include "scenarios/ring_shortcut.hpp"
+
 #include "sim/error.hpp"
 
 #include <algorithm>
@@ -54,7 +56,7 @@ RingFluidChoice choose_ring_fluid(const Scenario& s, const std::string& blocker,
                       w.algorithm + "' (only ring and hierarchical collectives)");
       // A one-job run: a named ring with one GPU per node goes to the exact symmetric-steps shortcut (its own
       // limits apply); any other collective too large for its DAG comes here.
-      if (shortcut && cs.gpus_per_node == 1 && ring_plan(cs)) continue;
+      if (shortcut && RingShortcut::takes_layout(cs.gpus_per_node) && ring_plan(cs)) continue;
       too_large = too_large || ring_stages_transfers(*st) > kMaxTransfers;
     }
   }

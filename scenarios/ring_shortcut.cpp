@@ -52,12 +52,7 @@ std::unique_ptr<RingShortcut> RingShortcut::make(const RingPlan& plan, const Job
     why_not = "the job's layout does not match the collective";
     return nullptr;
   }
-  if (layout.gpus_per_node > 1) {
-    // With NVLink steps the recurrence is not exact: it serves a GPU's copies step by step, while the
-    // executor serves them first come first served across steps (a channel whose position 0 sits on the GPU
-    // posts about a step late, so earlier-posted copies of the next step queued behind it: +7-10 % at g = 8
-    // with 8 or 16 channels, 8 MiB). Exact would need run() in time order; such runs take the DAG
-    // (docs/flow-engine.md "Symmetric steps").
+  if (!takes_layout(layout.gpus_per_node)) {
     why_not = "more than one GPU per node (NVLink steps: not exact in every case)";
     return nullptr;
   }
@@ -227,8 +222,8 @@ std::optional<Time> RingShortcut::run(Time now_t, const std::vector<Time>& ready
             const std::int64_t base = dep == kNoTime ? now : dep;
             std::int64_t at = std::max(base + (edge_pair_[e] >= 0 ? net_local : local), ready[order[p]]);
             if (pl.stage_gbps > 0) { // the channel's stage (DagExecutor::release), in step order
-              const auto wire = static_cast<double>(pl.wire(cut.at(bytes, q)));
-              at = std::max(at, stage_free[e]) + Time::from_s(wire * 8.0 / (pl.stage_gbps * 1e9)).count_ps();
+              at = std::max(at, stage_free[e]) +
+                   channel_stage_pass(pl.wire(cut.at(bytes, q)), pl.stage_gbps).count_ps();
               stage_free[e] = at;
             }
             post[e * spc + q] = at;

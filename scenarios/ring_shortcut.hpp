@@ -38,6 +38,13 @@ namespace ibn::scen {
 
 class RingShortcut {
  public:
+  /// Whether the shortcut takes a job with `gpus_per_node` GPUs per node: one only. With NVLink steps the
+  /// recurrence is not exact: it serves a GPU's copies step by step, while the executor serves them first
+  /// come first served across steps (a channel whose position 0 sits on the GPU posts about a step late, so
+  /// earlier-posted copies of the next step queue behind it: +7-10 % at g = 8 with 8 or 16 channels, 8 MiB).
+  /// Exact would need run() in time order (docs/flow-engine.md "Symmetric steps").
+  static constexpr bool takes_layout(std::uint32_t gpus_per_node) { return gpus_per_node == 1; }
+
   /// The shortcut for `plan` on `layout`, or nullptr with `why_not` set. `engine` must outlive it.
   static std::unique_ptr<RingShortcut> make(const RingPlan& plan, const JobLayout& layout,
                                             flow::FlowEngine& engine, const ExecOptions& opt,

@@ -66,8 +66,8 @@ TuningInputs tuning_inputs(const CollectiveSpec& spec);
 /// A ring protocol's own per-channel bandwidth ceiling, GB/s of data (NCCL's busBw per channel), from the
 /// release's constants: LL llMaxBw / channels (a total over channels in NCCL's model), LL128
 /// perChMaxRingLL128Bw; 0 for Simple. The network's share of busBw is not in it: the engines carry that
-/// themselves. The ring DAG charges it as each channel's stage (TransferDag::channel_gbps), which gives
-/// NCCL's latency + size / algBw on one loop (docs/collectives.md "NCCL cost model").
+/// themselves. The ring DAG charges it as each channel's stage (TransferDag::channel_gbps): on one loop the
+/// passes add NCCL's bandwidth term size (n - 1) / n / busBw (docs/collectives.md "NCCL cost model").
 double ring_channel_cap_GBps(const TuningInputs& in, const std::string& protocol);
 
 /// Every (algorithm, protocol) for ring and tree, in the order ring {ll, ll128, simple}, tree {...}, then
