@@ -125,15 +125,22 @@ class Builder {
       if (dag_.algorithm == "direct") { // NCCL point-to-point: channels per peer, per-channel rate
         peer_channels_ = std::min(c_, kP2pChannelsPerNetPeer);
         dag_.channel_gbps = kP2pChannelNetGBps * 8.0;
-      } else if (dag_.algorithm == "ring") {
+      } else if (dag_.algorithm == "ring" || dag_.algorithm == "hierarchical") {
         // The protocol's own per-channel ceiling (llMaxBw, perChMaxRingLL128Bw) as each channel's stage on
-        // every transfer it sends, in wire Gb/s (the transfers carry wire bytes).
-        auto in = tuning_inputs(spec);
-        in.channels = c_;
-        const double cap = ring_channel_cap_GBps(in, dag_.protocol);
+        // every transfer it sends, in wire Gb/s (the transfers carry wire bytes). A hierarchical AllReduce
+        // is three rings, each with NCCL's ceiling for its own shape: the inter-node ring's on the network
+        // transfers, the one-node ring's on the NVLink ones.
+        const bool hier = dag_.algorithm == "hierarchical";
+        const double wire = 8.0 / nccl_wire_efficiency(dag_.protocol);
+        auto cap_of = [&](TuningInputs in) {
+          in.channels = c_;
+          return ring_channel_cap_GBps(in, dag_.protocol) * wire;
+        };
+        const double cap = cap_of(hier ? hierarchical_tuning_inputs(spec) : tuning_inputs(spec));
         if (cap > 0) {
-          dag_.channel_gbps = cap * 8.0 / nccl_wire_efficiency(dag_.protocol);
+          dag_.channel_gbps = cap;
           dag_.channel_stage_all = true;
+          if (hier && nodes_ > 1) dag_.channel_gbps_nvlink = cap_of(hierarchical_intra_inputs(spec));
         }
       }
     }
@@ -157,6 +164,8 @@ class Builder {
   TransferDag take() { return std::move(dag_); }
   /// The protocol's per-channel stage on every transfer (TransferDag::channel_stage_all), wire Gb/s; 0: none.
   double stage_all_gbps() const { return dag_.channel_stage_all ? dag_.channel_gbps : 0.0; }
+  /// Its rate on transfers inside a node when it differs (TransferDag::channel_gbps_nvlink); 0: the same.
+  double stage_nvlink_gbps() const { return dag_.channel_stage_all ? dag_.channel_gbps_nvlink : 0.0; }
   Time intra_delay() const { return intra_delay_; }
   Time net_delay() const { return net_delay_; }
   Time launch_latency() const { return dag_.launch_latency; }

@@ -307,6 +307,8 @@ Proto resolve_proto(const CollectiveSpec& s, const std::string& algo) {
   if (lower(s.protocol) != "auto") return parse_proto(s.protocol);
   if ((algo == "ring" || algo == "tree") && s.ranks >= 2)
     return parse_proto(tuning_choose_protocol(tuning_inputs(s), algo).protocol);
+  // NCCL has no hierarchical algorithm: the protocol whose NCCL estimates of the three rings sum lowest.
+  if (algo == "hierarchical" && s.ranks >= 2) return parse_proto(hierarchical_choose_protocol(s).protocol);
   return Proto::Simple;
 }
 
@@ -552,6 +554,7 @@ RingCut cut_of(const Builder& b, const Cut& k) {
   r.net_step_overhead = b.net_delay();
   r.launch_latency = b.launch_latency();
   r.stage_gbps = b.stage_all_gbps();
+  r.stage_gbps_nvlink = b.stage_nvlink_gbps();
   return r;
 }
 } // namespace

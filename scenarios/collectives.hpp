@@ -229,6 +229,7 @@ struct RingStages {
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
   double stage_gbps = 0; ///< the protocol's per-channel stage on every transfer, wire Gb/s (0: none)
+  double stage_gbps_nvlink = 0; ///< its rate on stages inside a node when it differs (0: stage_gbps)
   std::vector<RingStage> stages;
   /// The largest chunk of a loop with `remaining` bytes left in `stage` (NCCL's realChunkSize).
   std::uint64_t real_chunk(const RingStage& stage, std::uint64_t remaining) const;

@@ -19,6 +19,7 @@ struct RingCut {
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
   double stage_gbps = 0; ///< the protocol's per-channel stage on every transfer, wire Gb/s (0: none)
+  double stage_gbps_nvlink = 0; ///< its rate inside a node when it differs (hierarchical; 0: stage_gbps)
 };
 
 /// InputError for an impossible spec (as build_collective).

@@ -93,6 +93,9 @@ class TransferDag {
   /// handles every chunk it sends, scenarios/tuning.hpp ring_channel_cap_GBps), not only those between
   /// nodes (point-to-point's proxy staging).
   bool channel_stage_all = false;
+  /// With channel_stage_all, the stage's rate for transfers inside a node when it differs (0 = channel_gbps):
+  /// a hierarchical AllReduce's intra-node rings are NCCL one-node rings with their own ceiling.
+  double channel_gbps_nvlink = 0;
 
  private:
   std::uint32_t ranks_ = 0;

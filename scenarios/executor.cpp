@@ -73,7 +73,9 @@ void DagExecutor::release(TransferId t) {
     // The channel's stage takes chunks one after another (in release order) at channel_gbps; a chunk is
     // posted once its pass is over.
     auto& free = channel_free_[std::size_t{tr.src} * dag_.channels + tr.channel % dag_.channels];
-    at = std::max(at, free) + channel_stage_pass(tr.bytes, dag_.channel_gbps);
+    const double gbps =
+        !network && dag_.channel_gbps_nvlink > 0 ? dag_.channel_gbps_nvlink : dag_.channel_gbps;
+    at = std::max(at, free) + channel_stage_pass(tr.bytes, gbps);
     free = at;
   }
   if (at == engine_.now()) {

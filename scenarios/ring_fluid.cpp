@@ -187,11 +187,13 @@ double RingFluid::Stage::time_s(double x) const {
     // The channel's stage (DagExecutor::release) passes every slice before it is posted: in series on the
     // chain, and a connection's slice period is no shorter than the pass.
     const double ts = stage_rate > 0 ? w / stage_rate : 0;
+    // A connection is the stage and the link in tandem: its last slice leaves the pair min(t, ts) after the
+    // period that paces them, then crosses the route's latency.
     auto take = [&](double rate, Time lat, double share) {
       const double t = w / rate, L = lat.to_s() + ts;
       chain += share * (t + L);
       thr = std::max(thr, std::max(std::max(t, ts), (t + L) / win)); // the FIFO window's period
-      last = std::max(last, L);
+      last = std::max(last, lat.to_s() + std::min(t, ts));
     };
     if (has_net) take(x, net_latency, net_share);
     if (has_nvl) take(nvl_rate, nvl_latency, 1.0 - net_share);
@@ -283,7 +285,8 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
     s.net_latency = (s.flows ? Time::from_s(delay_sum / static_cast<double>(s.flows)) : Time::zero()) +
                     plan.net_step_overhead;
     s.nvl_latency = opt.nvlink_latency + plan.step_overhead;
-    s.stage_rate = plan.stage_gbps * 1e9 / 8.0;
+    s.stage_rate =
+        (!s.has_net && plan.stage_gbps_nvlink > 0 ? plan.stage_gbps_nvlink : plan.stage_gbps) * 1e9 / 8.0;
     // Loops of chunks (ring_phase, tree_allreduce): the largest chunk of each loop sets its lock step.
     for (std::uint64_t grid = 0; grid < st.bytes; grid += st.loop_bytes(plan.chunk)) {
       const std::uint64_t rem = st.bytes - grid;

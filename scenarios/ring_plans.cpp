@@ -152,6 +152,7 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
   const auto k = detail::ring_cut(s, algo);
   RingStages p;
   take_cut(p, k);
+  p.stage_gbps_nvlink = k.stage_gbps_nvlink;
   p.algorithm = algo;
   p.ranks = s.ranks;
   p.gpus_per_node = s.gpus_per_node;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace ibn::scen {
@@ -188,6 +189,26 @@ TuningInputs tuning_inputs(const CollectiveSpec& spec) {
   return in;
 }
 
+TuningInputs hierarchical_tuning_inputs(const CollectiveSpec& spec) {
+  TuningInputs in = tuning_inputs(spec);
+  if (in.nodes <= 1 || spec.gpus_per_node < 2) return in;
+  const std::uint32_t g = spec.gpus_per_node;
+  in.size_bytes = (spec.size_bytes + g - 1) / g;
+  in.ranks = in.nodes;
+  in.net_GBps = spec.nic_gbps / 8.0; // the local GPU's ring runs through one NIC
+  in.nics = 1;
+  in.bus_GBps = std::min(in.nvlink_GBps, in.net_GBps);
+  return in;
+}
+
+TuningInputs hierarchical_intra_inputs(const CollectiveSpec& spec) {
+  TuningInputs in = tuning_inputs(spec);
+  in.ranks = std::max<std::uint32_t>(1, spec.gpus_per_node);
+  in.nodes = 1;
+  in.bus_GBps = in.nvlink_GBps;
+  return in;
+}
+
 double ring_channel_cap_GBps(const TuningInputs& in, const std::string& protocol) {
   if (protocol == "ll") return ll_max_bw(in) / std::max<std::uint32_t>(1, in.channels);
   if (protocol == "ll128") return table_of(in).per_ch_ring_ll128[arch_index(in)];
@@ -210,6 +231,34 @@ TuningEstimate tuning_choose_protocol(const TuningInputs& in, const std::string&
         (!best || e.time_us < best->time_us))
       best = &e;
   if (!best) throw std::logic_error("tuning: no algorithm/protocol available");
+  return *best;
+}
+
+TuningEstimate hierarchical_choose_protocol(const CollectiveSpec& spec) {
+  const TuningInputs inter = hierarchical_tuning_inputs(spec);
+  if (inter.ranks == spec.ranks) return tuning_choose_protocol(inter, "ring"); // one node (or g = 1)
+  TuningInputs intra = hierarchical_intra_inputs(spec);
+  const auto rings = [](const TuningInputs& in) {
+    std::vector<TuningEstimate> out;
+    for (const auto& e : tuning_table(in))
+      if (e.algorithm == "ring") out.push_back(e);
+    return out;
+  };
+  intra.op = CollOp::ReduceScatter;
+  const auto rs = rings(intra), ar = rings(inter);
+  intra.op = CollOp::AllGather;
+  const auto ag = rings(intra);
+  std::optional<TuningEstimate> best;
+  for (std::size_t p = 0; p < ar.size(); ++p) {
+    if (!rs[p].available || !ar[p].available || !ag[p].available) continue;
+    TuningEstimate e = ar[p];
+    e.algorithm = "hierarchical";
+    e.latency_us = rs[p].latency_us + ar[p].latency_us + ag[p].latency_us;
+    e.time_us = rs[p].time_us + ar[p].time_us + ag[p].time_us;
+    e.algbw_GBps = static_cast<double>(spec.size_bytes) / (1000.0 * (e.time_us - e.latency_us));
+    if (!best || e.time_us < best->time_us) best = e;
+  }
+  if (!best) throw std::logic_error("tuning: no protocol available for the hierarchical AllReduce");
   return *best;
 }
 

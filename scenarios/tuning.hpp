@@ -63,6 +63,16 @@ struct TuningEstimate {
 /// nics_per_node and nvlink_gbps.
 TuningInputs tuning_inputs(const CollectiveSpec& spec);
 
+/// The inputs for a hierarchical AllReduce's inter-node ring (docs/collectives.md "hierarchical"): on
+/// several nodes a ring of one GPU per node over m nodes on size / g through one NIC; on one node the
+/// intra-node ring itself (tuning_inputs unchanged). Its ring protocol ceiling is NCCL's for that ring.
+TuningInputs hierarchical_tuning_inputs(const CollectiveSpec& spec);
+
+/// The inputs for a hierarchical AllReduce's two intra-node rings: the whole size over the node's g GPUs
+/// on NVLink (NCCL's one-node ring, the same channels); the op is the caller's to set (ReduceScatter,
+/// AllGather).
+TuningInputs hierarchical_intra_inputs(const CollectiveSpec& spec);
+
 /// A ring protocol's own per-channel bandwidth ceiling, GB/s of data (NCCL's busBw per channel), from the
 /// release's constants: LL llMaxBw / channels (a total over channels in NCCL's model), LL128
 /// perChMaxRingLL128Bw; 0 for Simple. The network's share of busBw is not in it: the engines carry that
@@ -87,5 +97,12 @@ TuningEstimate tuning_choose(const TuningInputs& in);
 
 /// The same restricted to one algorithm ("ring", "tree", "nvls", "collnet"): the protocol NCCL would pick.
 TuningEstimate tuning_choose_protocol(const TuningInputs& in, const std::string& algorithm);
+
+/// A hierarchical AllReduce's protocol under `auto` (NCCL has no such algorithm): for each ring protocol,
+/// the sum of NCCL's ring estimates of its three phases (intra-node ReduceScatter of the size over g GPUs,
+/// inter-node AllReduce of size / g over m nodes through one NIC, intra-node AllGather), the lowest sum.
+/// One protocol for the three phases (a DAG carries one). On one node: tuning_choose_protocol(ring).
+/// The estimate's algorithm is "hierarchical", its times the sums.
+TuningEstimate hierarchical_choose_protocol(const CollectiveSpec& spec);
 
 } // namespace ibn::scen

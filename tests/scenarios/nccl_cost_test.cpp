@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 
 using namespace ibn;
 using namespace ibn::scen;
@@ -284,4 +285,86 @@ TEST_CASE("ring LL / LL128: NCCL's per-channel ceiling is each channel's stage, 
                       serialization_time(4096, 400'000'000'000ULL);
   CHECK(end == expect);
   CHECK(pass == Time::ps(52513)); // 4096 B x 8 / 624 Gb/s
+}
+
+TEST_CASE("hierarchical AllReduce: auto is the protocol whose three NCCL ring estimates sum lowest") {
+  // 4 nodes x 4 GPUs x 4 NICs of 400 Gb/s, NVLink 450 GB/s per direction, 8 channels, 1 MiB. The three
+  // rings as NCCL would tune them, their inputs written out here: a ReduceScatter and an AllGather of
+  // 1 MiB over the node's 4 GPUs (one node, busBw = NVLink), and an AllReduce of 1 MiB / 4 over 4 nodes of
+  // one GPU through one NIC (busBw = min(NVLink, 50 GB/s)).
+  CollectiveSpec s;
+  s.op = CollOp::AllReduce;
+  s.algorithm = "hierarchical";
+  s.ranks = 16;
+  s.gpus_per_node = 4;
+  s.nics_per_node = 4;
+  s.channels = 8;
+  s.size_bytes = 1 << 20;
+  TuningInputs intra;
+  intra.size_bytes = s.size_bytes;
+  intra.ranks = 4;
+  intra.nodes = 1;
+  intra.channels = 8;
+  intra.nvlink_GBps = intra.bus_GBps = s.nvlink_gbps / 8;
+  intra.net_GBps = s.nics_per_node * s.nic_gbps / 8;
+  intra.nics = 4;
+  TuningInputs inter = intra;
+  inter.size_bytes = s.size_bytes / 4;
+  inter.nodes = 4;
+  inter.net_GBps = inter.bus_GBps = s.nic_gbps / 8;
+  inter.nics = 1;
+  auto ring = [](TuningInputs in, CollOp op, const std::string& proto) {
+    in.op = op;
+    for (const auto& e : tuning_table(in))
+      if (e.algorithm == "ring" && e.protocol == proto) return e.time_us;
+    FAIL("no ring " << proto);
+    return 0.0;
+  };
+  std::map<std::string, double> sum;
+  for (const std::string p : {"ll", "ll128", "simple"})
+    sum[p] = ring(intra, CollOp::ReduceScatter, p) + ring(inter, CollOp::AllReduce, p) +
+             ring(intra, CollOp::AllGather, p);
+  const auto best =
+      std::min_element(sum.begin(), sum.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  const auto e = hierarchical_choose_protocol(s);
+  CHECK(e.algorithm == "hierarchical");
+  CHECK(e.protocol == best->first);
+  CHECK(e.time_us == doctest::Approx(best->second));
+  // Here the intra-node rings decide: the inter-node ring alone would take LL128 (its LL is slower), the
+  // sum takes LL (its one-node rings are cheaper: llMaxBw on one node, lower latency).
+  CHECK(best->first == "ll");
+  CHECK(ring(inter, CollOp::AllReduce, "ll128") < ring(inter, CollOp::AllReduce, "ll"));
+  s.protocol = "auto";
+  CHECK(build_collective(s).protocol == "ll");
+  // 1 GiB: Simple, the bandwidth term decides.
+  s.size_bytes = 1ULL << 30;
+  CHECK(hierarchical_choose_protocol(s).protocol == "simple");
+  // One node: NCCL's own ring choice.
+  s.ranks = 4;
+  s.size_bytes = 1 << 20;
+  CHECK(hierarchical_choose_protocol(s).protocol ==
+        tuning_choose_protocol(tuning_inputs(s), "ring").protocol);
+}
+
+TEST_CASE("hierarchical AllReduce: each ring's own per-channel ceiling, network and NVLink") {
+  // LL with the cost model on (2.22.3, Hopper, Intel host), 4 nodes x 2 GPUs, 2 channels: the inter-node ring
+  // is NCCL's ring on 4 nodes (llMaxBw 20.4 GB/s), the intra-node ones its ring on one node (llMaxBw of one
+  // node); each over 2 channels, in wire Gb/s (LL: 8 B of data per 16 B line).
+  CollectiveSpec s = ring_ll_4_ranks_2_nodes();
+  s.algorithm = "hierarchical";
+  s.ranks = 8;
+  s.channels = 2;
+  s.nccl_costs = true;
+  s.nccl_version = "2.22.3";
+  auto one = tuning_inputs(s);
+  one.nodes = 1;
+  const double ll_1node = ring_channel_cap_GBps(one, "ll") * 2; // llMaxBw itself
+  CHECK(ll_1node > 20.4);
+  const auto d = build_collective(s);
+  CHECK(d.channel_stage_all);
+  CHECK(d.channel_gbps == doctest::Approx(20.4 / 2 * 8 / 0.5));
+  CHECK(d.channel_gbps_nvlink == doctest::Approx(ll_1node / 2 * 8 / 0.5));
+  // A flat ring keeps one ceiling.
+  s.algorithm = "ring";
+  CHECK(build_collective(s).channel_gbps_nvlink == 0);
 }
