@@ -307,7 +307,8 @@ nlohmann::json run_plan(const PlanOptions& opt) {
     notes.push_back(
         "ran on the flow engine's ring-fluid model (every ring stage one lock-step coflow; the "
         "exact per-transfer path cannot hold these collectives; measured against it at 1,024 GPUs: "
-        "p50 within 0.8-12.4 % for ring and hierarchical jobs, up to +101 % for a ring job beside tree jobs "
+        "p50 within 0.6-26.4 % for ring and hierarchical jobs (the largest at 4:1), up to +101 % for a ring "
+        "job beside tree jobs "
         "on "
         "an oversubscribed fabric, docs/flow-engine.md \"Ring fluid\"): " +
         fluid_names);

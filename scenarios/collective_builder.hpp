@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 namespace ibn::scen::detail {
@@ -87,9 +88,13 @@ inline std::uint32_t size_channels(std::uint64_t bytes, bool ring, Proto p, std:
 class Builder {
  public:
   Builder(const CollectiveSpec& spec, std::string algorithm, Proto proto)
-      : s_(spec), proto_(proto), n_(spec.ranks), g_(spec.gpus_per_node), nics_(spec.nics_per_node),
-        nodes_(spec.ranks / spec.gpus_per_node), c_(spec.channels ? spec.channels : default_channels(spec)),
-        dag_(spec.ranks) {
+      : Builder(spec, std::move(algorithm), proto, proto) {}
+  /// `nvlink_proto`: the protocol of the transfers inside a node when it differs (a hierarchical
+  /// AllReduce's intra-node rings, tuned on their own): their wire bytes, step cost, stage and cut.
+  Builder(const CollectiveSpec& spec, std::string algorithm, Proto proto, Proto nvlink_proto)
+      : s_(spec), proto_(proto), nvl_proto_(nvlink_proto), n_(spec.ranks), g_(spec.gpus_per_node),
+        nics_(spec.nics_per_node), nodes_(spec.ranks / spec.gpus_per_node),
+        c_(spec.channels ? spec.channels : default_channels(spec)), dag_(spec.ranks) {
     // NCCL's run-time channel count (with its cost model on and no channel count forced): fewer channels
     // while the collective is small against channels x threads x the protocol's bytes per thread.
     if (!spec.channels && spec.nccl_costs && (algorithm == "ring" || algorithm == "tree"))
@@ -97,6 +102,7 @@ class Builder {
     dag_.op = to_string(spec.op);
     dag_.algorithm = std::move(algorithm);
     dag_.protocol = proto_name(proto);
+    if (nvlink_proto != proto) dag_.protocol_nvlink = proto_name(nvlink_proto);
     dag_.size_bytes = spec.size_bytes;
     dag_.channels = c_;
     // Software costs: the spec's own, plus NCCL's per release when the cost model is on
@@ -112,6 +118,10 @@ class Builder {
       ci.nodes = nodes_;
       ci.amd_host = spec.amd_host;
       auto c = nccl_step_costs(nccl_cost_table(spec.nccl_version), ci);
+      if (nvlink_proto != proto) { // the intra-node rings' step cost is their protocol's
+        ci.protocol = proto_name(nvlink_proto);
+        c.intra_us = nccl_step_costs(nccl_cost_table(spec.nccl_version), ci).intra_us;
+      }
       // The table's net step contains the network latency the engine charges by itself (CollectiveSpec::
       // hw_net_latency); fitted costs were measured against the simulation and are charged whole.
       Time net = std::max(Time::zero(), Time::from_us(c.net_us) - spec.hw_net_latency);
@@ -131,16 +141,17 @@ class Builder {
         // is three rings, each with NCCL's ceiling for its own shape: the inter-node ring's on the network
         // transfers, the one-node ring's on the NVLink ones.
         const bool hier = dag_.algorithm == "hierarchical";
-        const double wire = 8.0 / nccl_wire_efficiency(dag_.protocol);
-        auto cap_of = [&](TuningInputs in) {
+        auto cap_of = [&](TuningInputs in, Proto p) {
           in.channels = c_;
-          return ring_channel_cap_GBps(in, dag_.protocol) * wire;
+          return ring_channel_cap_GBps(in, proto_name(p)) * 8.0 / nccl_wire_efficiency(proto_name(p));
         };
-        const double cap = cap_of(hier ? hierarchical_tuning_inputs(spec) : tuning_inputs(spec));
-        if (cap > 0) {
+        const double cap = cap_of(hier ? hierarchical_tuning_inputs(spec) : tuning_inputs(spec), proto);
+        const double nvl_cap =
+            hier && nodes_ > 1 ? cap_of(hierarchical_intra_inputs(spec), nvlink_proto) : cap;
+        if (cap > 0 || nvl_cap > 0) {
           dag_.channel_gbps = cap;
           dag_.channel_stage_all = true;
-          if (hier && nodes_ > 1) dag_.channel_gbps_nvlink = cap_of(hierarchical_intra_inputs(spec));
+          if (hier && nodes_ > 1) dag_.channel_gbps_nvlink = nvl_cap;
         }
       }
     }
@@ -153,6 +164,7 @@ class Builder {
   std::uint32_t nodes() const { return nodes_; }
   std::uint32_t channels() const { return c_; }
   Proto proto() const { return proto_; }
+  Proto nvlink_proto() const { return nvl_proto_; }
   std::int32_t channel_rail(std::uint32_t c) const { return static_cast<std::int32_t>(c % nics_); }
   std::int32_t gpu_rail(std::uint32_t local) const { return static_cast<std::int32_t>(local % nics_); }
   /// Point-to-point: the channel of chunk i to the d-th peer (d >= 1). With the NCCL model on, a peer gets
@@ -164,8 +176,11 @@ class Builder {
   TransferDag take() { return std::move(dag_); }
   /// The protocol's per-channel stage on every transfer (TransferDag::channel_stage_all), wire Gb/s; 0: none.
   double stage_all_gbps() const { return dag_.channel_stage_all ? dag_.channel_gbps : 0.0; }
-  /// Its rate on transfers inside a node when it differs (TransferDag::channel_gbps_nvlink); 0: the same.
-  double stage_nvlink_gbps() const { return dag_.channel_stage_all ? dag_.channel_gbps_nvlink : 0.0; }
+  /// Its rate on transfers inside a node when it is their own (TransferDag::channel_gbps_nvlink; 0: none);
+  /// nullopt: the same as stage_all_gbps().
+  std::optional<double> stage_nvlink_gbps() const {
+    return dag_.channel_stage_all ? dag_.channel_gbps_nvlink : std::nullopt;
+  }
   Time intra_delay() const { return intra_delay_; }
   Time net_delay() const { return net_delay_; }
   Time launch_latency() const { return dag_.launch_latency; }
@@ -174,15 +189,22 @@ class Builder {
   /// AllGather, ReduceScatter, halving-doubling: SLICESTEPS = 2), 2 slices per chunk and a window of 4;
   /// LL/LL128 use one step of data per chunk and slice and a window of 8. The spec's knobs override.
   Cut cut(std::uint64_t default_simple_chunk, bool two_step_slices) const {
+    return cut_for(proto_, default_simple_chunk, two_step_slices);
+  }
+  /// The same for the transfers inside a node (nvlink_proto()).
+  Cut cut_nvlink(std::uint64_t default_simple_chunk, bool two_step_slices) const {
+    return cut_for(nvl_proto_, default_simple_chunk, two_step_slices);
+  }
+  Cut cut_for(Proto proto, std::uint64_t default_simple_chunk, bool two_step_slices) const {
     Cut k;
-    if (proto_ == Proto::Simple) {
+    if (proto == Proto::Simple) {
       k.chunk = default_simple_chunk;
       k.slices_per_chunk = two_step_slices ? 2 : 1;
       k.grain = 512;
     } else {
-      k.chunk = proto_ == Proto::LL ? kLLStepDataBytes : kLL128StepDataBytes;
+      k.chunk = proto == Proto::LL ? kLLStepDataBytes : kLL128StepDataBytes;
       k.slices_per_chunk = 1;
-      k.grain = proto_ == Proto::LL ? 16 : 1920;
+      k.grain = proto == Proto::LL ? 16 : 1920;
     }
     if (s_.chunk_bytes) k.chunk = s_.chunk_bytes;
     k.grain = std::min(k.grain, k.chunk);
@@ -214,7 +236,7 @@ class Builder {
     Transfer t;
     t.src = src;
     t.dst = dst;
-    t.bytes = wire_bytes(data_bytes, proto_name(proto_));
+    t.bytes = wire_bytes(data_bytes, proto_name(src / g_ != dst / g_ ? proto_ : nvl_proto_));
     t.channel = channel;
     t.rail = src / g_ == dst / g_ ? -1 : rail;
     t.local_delay = src / g_ != dst / g_ ? net_delay_ : intra_delay_;
@@ -227,7 +249,7 @@ class Builder {
 
  private:
   const CollectiveSpec& s_;
-  Proto proto_;
+  Proto proto_, nvl_proto_;
   std::uint32_t n_, g_, nics_, nodes_, c_;
   TransferDag dag_;
   Time intra_delay_, net_delay_;

@@ -307,9 +307,18 @@ Proto resolve_proto(const CollectiveSpec& s, const std::string& algo) {
   if (lower(s.protocol) != "auto") return parse_proto(s.protocol);
   if ((algo == "ring" || algo == "tree") && s.ranks >= 2)
     return parse_proto(tuning_choose_protocol(tuning_inputs(s), algo).protocol);
-  // NCCL has no hierarchical algorithm: the protocol whose NCCL estimates of the three rings sum lowest.
-  if (algo == "hierarchical" && s.ranks >= 2) return parse_proto(hierarchical_choose_protocol(s).protocol);
+  // NCCL has no hierarchical algorithm: its inter-node ring's own choice (hierarchical_choose_protocols).
+  if (algo == "hierarchical" && s.ranks >= 2)
+    return parse_proto(hierarchical_choose_protocols(s).inter.protocol);
   return Proto::Simple;
+}
+
+/// The protocol of the transfers inside a node: a hierarchical AllReduce's intra-node rings under `auto`
+/// have their own (hierarchical_choose_protocols); everything else, resolve_proto's.
+Proto resolve_nvlink_proto(const CollectiveSpec& s, const std::string& algo) {
+  if (algo == "hierarchical" && lower(s.protocol) == "auto" && s.ranks >= 2)
+    return parse_proto(hierarchical_choose_protocols(s).intra.protocol);
+  return resolve_proto(s, algo);
 }
 
 std::uint64_t loops(std::uint64_t bytes, std::uint64_t per_loop) {
@@ -374,12 +383,13 @@ TransferDag build_hierarchical(const CollectiveSpec& s) {
     throw InputError(
         "algorithm: 'hierarchical' needs gpus_per_node > 1 (it reduces inside each node first); use "
         "'ring'");
-  Builder b(s, "hierarchical", resolve_proto(s, "hierarchical"));
+  Builder b(s, "hierarchical", resolve_proto(s, "hierarchical"), resolve_nvlink_proto(s, "hierarchical"));
   if (trivial(s)) return b.take();
-  const auto k = b.cut(4 * kSimpleStepBytes, true);
+  // The inter-node ring is cut for its protocol, the intra-node rings for theirs (Builder::cut_nvlink).
+  const auto k = b.cut(4 * kSimpleStepBytes, true), kn = b.cut_nvlink(4 * kSimpleStepBytes, true);
   const std::uint32_t g = s.gpus_per_node, m = b.nodes(), nc = b.channels();
   const std::uint64_t part = div_up(s.size_bytes, g);
-  check_size(2 * std::uint64_t{m} * (g - 1) * g * pieces(part, nc, k) +
+  check_size(2 * std::uint64_t{m} * (g - 1) * g * pieces(part, nc, kn) +
                  2 * std::uint64_t{g} * (m - 1) * pieces(part, std::uint64_t{m} * nc, k),
              "hierarchical");
   auto intra = [&](RingKind kind, std::uint32_t step_base,
@@ -397,7 +407,7 @@ TransferDag build_hierarchical(const CollectiveSpec& s) {
         ph.orders.push_back(std::move(o));
         ph.rails.push_back(-1);
       }
-      auto d = ring_phase(b, ph, k);
+      auto d = ring_phase(b, ph, kn);
       for (std::uint32_t r = 0; r < s.ranks; ++r) done[r].insert(done[r].end(), d[r].begin(), d[r].end());
     }
     return done;
@@ -539,6 +549,10 @@ bool trivial_spec(const CollectiveSpec& s) {
 }
 
 namespace {
+RingProtocolCut protocol_cut(Proto p, const Cut& k) {
+  return {proto_name(p), k.chunk, k.slice, k.grain, k.slices_per_chunk, k.window};
+}
+
 /// A builder's choices and its cut `k`, as the ring evaluators read them.
 RingCut cut_of(const Builder& b, const Cut& k) {
   RingCut r;
@@ -555,13 +569,16 @@ RingCut cut_of(const Builder& b, const Cut& k) {
   r.launch_latency = b.launch_latency();
   r.stage_gbps = b.stage_all_gbps();
   r.stage_gbps_nvlink = b.stage_nvlink_gbps();
+  r.nvlink = protocol_cut(b.proto(), k);
   return r;
 }
 } // namespace
 
 RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm) {
-  Builder b(s, algorithm, resolve_proto(s, algorithm));
-  return cut_of(b, b.cut(4 * kSimpleStepBytes, true));
+  Builder b(s, algorithm, resolve_proto(s, algorithm), resolve_nvlink_proto(s, algorithm));
+  RingCut r = cut_of(b, b.cut(4 * kSimpleStepBytes, true));
+  r.nvlink = protocol_cut(b.nvlink_proto(), b.cut_nvlink(4 * kSimpleStepBytes, true));
+  return r;
 }
 
 TreeShape tree_shape(const CollectiveSpec& s) {

@@ -199,12 +199,28 @@ std::uint64_t ring_plan_transfers(const RingPlan& plan);
 /// (intra-node reduce-scatter on every node, inter-node AllReduce per local GPU on its rail, intra-node
 /// all-gather), run one after the other. Every ring of a stage has the same kind and bytes and runs at the
 /// same time; the cut (chunk, slices, window, grain) and software costs are the DAG's.
+/// A collective's protocol as results name it: `protocol`, or "inter/intra" (e.g. "ll128/simple") when the
+/// transfers inside a node run another (a hierarchical AllReduce's intra-node rings under `auto`).
+inline std::string protocol_label(const std::string& protocol, const std::string& nvlink_protocol) {
+  return nvlink_protocol.empty() || nvlink_protocol == protocol ? protocol : protocol + "/" + nvlink_protocol;
+}
+
+/// One protocol's cut of a ring's data (Builder::cut_for): chunk, nominal slice, grain, slices per chunk,
+/// window.
+struct RingProtocolCut {
+  std::string protocol;
+  std::uint64_t chunk = 0, slice = 0, grain = 1;
+  std::uint32_t slices_per_chunk = 1, window = 0;
+};
+
 struct RingStage {
   bool all_reduce = true;  ///< 2(n-1) steps; else n-1 (AllGather / ReduceScatter)
   std::uint64_t bytes = 0; ///< per ring: AllReduce the buffer, else the per-rank part
   std::uint32_t channels = 1; ///< rings per ring group (loop bytes count them)
   std::vector<std::vector<std::uint32_t>> orders; ///< every ring of the stage: position -> rank
   std::vector<std::int32_t> rails;                ///< per ring (-1: inside a node)
+  /// Every ring inside a node (a hierarchical AllReduce's intra-node stages): RingStages::nvlink's cut.
+  bool nvlink = false;
   /// A tree AllReduce stage instead of rings (algorithm "tree"): per channel each rank's parent (-1: root);
   /// every chunk goes up to the root and back down; `orders` is empty.
   std::vector<std::vector<std::int32_t>> parents;
@@ -229,13 +245,22 @@ struct RingStages {
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
   double stage_gbps = 0; ///< the protocol's per-channel stage on every transfer, wire Gb/s (0: none)
-  double stage_gbps_nvlink = 0; ///< its rate on stages inside a node when it differs (0: stage_gbps)
+  /// Its rate on the stages inside a node when it is their own (0: none; nullopt: stage_gbps).
+  std::optional<double> stage_gbps_nvlink;
+  /// The cut of the stages inside a node (RingStage::nvlink): their protocol's (hierarchical `auto`: the
+  /// intra-node rings are tuned on their own); else the same as the fields above.
+  RingProtocolCut nvlink;
   std::vector<RingStage> stages;
+  /// The cut `stage` runs with: chunk, slice, grain, slices per chunk, window and protocol.
+  RingProtocolCut cut_of(const RingStage& stage) const;
   /// The largest chunk of a loop with `remaining` bytes left in `stage` (NCCL's realChunkSize).
   std::uint64_t real_chunk(const RingStage& stage, std::uint64_t remaining) const;
-  /// Slices of one chunk of `data_bytes` (Builder::slices_of): their count and the first one's size.
-  std::pair<std::uint64_t, std::uint64_t> slices(std::uint64_t data_bytes) const;
-  std::uint64_t wire(std::uint64_t data_bytes) const { return wire_bytes(data_bytes, protocol); }
+  /// Slices of one chunk of `data_bytes` of `stage` (Builder::slices_of): their count and the first one's
+  /// size.
+  std::pair<std::uint64_t, std::uint64_t> slices(const RingStage& stage, std::uint64_t data_bytes) const;
+  std::uint64_t wire(const RingStage& stage, std::uint64_t data_bytes) const {
+    return wire_bytes(data_bytes, cut_of(stage).protocol);
+  }
 };
 /// The stages of `spec` when it is a ring (AllReduce, AllGather, ReduceScatter), tree or hierarchical
 /// AllReduce with at least one transfer ("auto" resolved by the tuning model as build_collective() does);

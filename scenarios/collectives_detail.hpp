@@ -7,6 +7,7 @@
 #include "sim/time.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ struct RingCut {
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
   double stage_gbps = 0; ///< the protocol's per-channel stage on every transfer, wire Gb/s (0: none)
-  double stage_gbps_nvlink = 0; ///< its rate inside a node when it differs (hierarchical; 0: stage_gbps)
+  /// The stage's rate inside a node when it is their own (hierarchical; 0: none; nullopt: stage_gbps).
+  std::optional<double> stage_gbps_nvlink;
+  RingProtocolCut nvlink; ///< the cut of the transfers inside a node (their protocol's; else the same)
 };
 
 /// InputError for an impossible spec (as build_collective).

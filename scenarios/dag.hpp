@@ -12,6 +12,7 @@
 #include "sim/time.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -93,9 +94,12 @@ class TransferDag {
   /// handles every chunk it sends, scenarios/tuning.hpp ring_channel_cap_GBps), not only those between
   /// nodes (point-to-point's proxy staging).
   bool channel_stage_all = false;
-  /// With channel_stage_all, the stage's rate for transfers inside a node when it differs (0 = channel_gbps):
-  /// a hierarchical AllReduce's intra-node rings are NCCL one-node rings with their own ceiling.
-  double channel_gbps_nvlink = 0;
+  /// With channel_stage_all, the stage's rate for transfers inside a node when it is their own (0: none;
+  /// nullopt: channel_gbps): a hierarchical AllReduce's intra-node rings are NCCL one-node rings with their
+  /// own protocol and ceiling.
+  std::optional<double> channel_gbps_nvlink;
+  /// The protocol of the transfers inside a node when it differs from `protocol` (empty: the same).
+  std::string protocol_nvlink;
 
  private:
   std::uint32_t ranks_ = 0;

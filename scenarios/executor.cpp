@@ -43,7 +43,8 @@ void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> d
   if (dag_.launch_latency > Time::zero() && dag_.size() > 0)
     for (auto& r : ready_) r = std::max(r, engine_.now()) + dag_.launch_latency;
   nvlink_free_.assign(ranks, Time::zero());
-  if (dag_.channel_gbps > 0) channel_free_.assign(std::size_t{ranks} * dag_.channels, Time::zero());
+  if (dag_.channel_gbps > 0 || dag_.channel_gbps_nvlink.value_or(0) > 0)
+    channel_free_.assign(std::size_t{ranks} * dag_.channels, Time::zero());
   if (opt_.on_transfer) posted_.assign(dag_.size(), Time::zero());
   for (TransferId t = 0; t < dag_.size(); ++t)
     waiting_[t] = static_cast<std::uint32_t>(dag_.deps_of(t).size());
@@ -69,12 +70,13 @@ void DagExecutor::release(TransferId t) {
   const bool network = tr.src / layout_.gpus_per_node != tr.dst / layout_.gpus_per_node;
   if (network && opt_.noise) at += opt_.noise(tr.bytes);
   if (network && opt_.node_delay) at += opt_.node_delay(tr.src / layout_.gpus_per_node, tr.bytes);
-  if ((network || dag_.channel_stage_all) && dag_.channel_gbps > 0) {
-    // The channel's stage takes chunks one after another (in release order) at channel_gbps; a chunk is
+  const double gbps = network                   ? dag_.channel_gbps
+                      : !dag_.channel_stage_all ? 0.0
+                                                : dag_.channel_gbps_nvlink.value_or(dag_.channel_gbps);
+  if (gbps > 0) {
+    // The channel's stage takes chunks one after another (in release order) at its rate; a chunk is
     // posted once its pass is over.
     auto& free = channel_free_[std::size_t{tr.src} * dag_.channels + tr.channel % dag_.channels];
-    const double gbps =
-        !network && dag_.channel_gbps_nvlink > 0 ? dag_.channel_gbps_nvlink : dag_.channel_gbps;
     at = std::max(at, free) + channel_stage_pass(tr.bytes, gbps);
     free = at;
   }

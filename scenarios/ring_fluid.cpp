@@ -213,7 +213,7 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
   std::map<std::pair<eng::HcaIndex, eng::HcaIndex>, flow::FlowEngine::StaticPath> paths;
   for (const auto& st : rf->plan_.stages) {
     Stage s;
-    s.window = plan.window;
+    s.window = plan.cut_of(st).window;
     s.steps = st.steps();
     std::unordered_map<std::uint32_t, std::uint32_t> mult;                  // directed link -> flows
     std::map<std::pair<eng::HcaIndex, eng::HcaIndex>, std::uint64_t> edges; // HCA pair -> ring edges
@@ -286,16 +286,16 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
                     plan.net_step_overhead;
     s.nvl_latency = opt.nvlink_latency + plan.step_overhead;
     s.stage_rate =
-        (!s.has_net && plan.stage_gbps_nvlink > 0 ? plan.stage_gbps_nvlink : plan.stage_gbps) * 1e9 / 8.0;
+        (!s.has_net ? plan.stage_gbps_nvlink.value_or(plan.stage_gbps) : plan.stage_gbps) * 1e9 / 8.0;
     // Loops of chunks (ring_phase, tree_allreduce): the largest chunk of each loop sets its lock step.
-    for (std::uint64_t grid = 0; grid < st.bytes; grid += st.loop_bytes(plan.chunk)) {
+    for (std::uint64_t grid = 0; grid < st.bytes; grid += st.loop_bytes(plan.cut_of(st).chunk)) {
       const std::uint64_t rem = st.bytes - grid;
       Loop l;
       l.chunk = std::min(plan.real_chunk(st, rem), rem);
-      const auto [count, first] = plan.slices(l.chunk);
+      const auto [count, first] = plan.slices(st, l.chunk);
       l.slices = count;
-      l.slice_wire = plan.wire(first);
-      l.chunk_wire = plan.wire(l.chunk);
+      l.slice_wire = plan.wire(st, first);
+      l.chunk_wire = plan.wire(st, l.chunk);
       s.loops.push_back(l);
       s.bytes += static_cast<double>(s.steps) * static_cast<double>(l.chunk_wire);
     }

@@ -104,12 +104,21 @@ std::uint64_t ring_plan_transfers(const RingPlan& p) {
 
 // ---- RingStages (ring and hierarchical, stage by stage) -----------------------------------------------
 
-std::uint64_t RingStages::real_chunk(const RingStage& st, std::uint64_t rem) const {
-  return std::min(chunk, align_up(div_up(rem, st.chunks_per_loop()), grain));
+RingProtocolCut RingStages::cut_of(const RingStage& st) const {
+  if (st.nvlink) return nvlink;
+  return {protocol, chunk, slice, grain, slices_per_chunk, window};
 }
 
-std::pair<std::uint64_t, std::uint64_t> RingStages::slices(std::uint64_t data_bytes) const {
-  const auto sl = detail::cut_slices(data_bytes, cut_of(chunk, slice, slices_per_chunk, window, grain));
+std::uint64_t RingStages::real_chunk(const RingStage& st, std::uint64_t rem) const {
+  const auto k = cut_of(st);
+  return std::min(k.chunk, align_up(div_up(rem, st.chunks_per_loop()), k.grain));
+}
+
+std::pair<std::uint64_t, std::uint64_t> RingStages::slices(const RingStage& st,
+                                                           std::uint64_t data_bytes) const {
+  const auto k = cut_of(st);
+  const auto sl = detail::cut_slices(
+      data_bytes, ::ibn::scen::cut_of(k.chunk, k.slice, k.slices_per_chunk, k.window, k.grain));
   return {sl.size(), sl.empty() ? 0 : sl.front()};
 }
 
@@ -153,6 +162,7 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
   RingStages p;
   take_cut(p, k);
   p.stage_gbps_nvlink = k.stage_gbps_nvlink;
+  p.nvlink = k.nvlink;
   p.algorithm = algo;
   p.ranks = s.ranks;
   p.gpus_per_node = s.gpus_per_node;
@@ -174,6 +184,7 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
   const std::uint32_t g = s.gpus_per_node, m = k.nodes;
   const std::uint64_t part = div_up(s.size_bytes, g);
   RingStage intra;
+  intra.nvlink = true;
   intra.all_reduce = false;
   intra.bytes = part;
   intra.channels = nc;
@@ -205,8 +216,9 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
 }
 
 std::uint64_t ring_stage_transfers(const RingStages& p, std::size_t i) {
-  const auto k = cut_of(p.chunk, p.slice, p.slices_per_chunk, p.window, p.grain);
   const auto& st = p.stages.at(i);
+  const auto c = p.cut_of(st);
+  const auto k = cut_of(c.chunk, c.slice, c.slices_per_chunk, c.window, c.grain);
   if (st.tree()) // build_tree's check_size: every rank but the root, up and down, per chunk
     return 2 * (std::uint64_t{p.ranks} - 1) * detail::cut_pieces(st.bytes, st.channels, k);
   const std::uint64_t n = st.positions(), groups = st.orders.size() / st.channels;

@@ -523,7 +523,8 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     if (!st) throw std::logic_error("ring fluid: a collective without ring stages");
     c.fluid = RingFluid::make(*st, jr.layout, *dynamic_cast<flow::FlowEngine*>(engine_.get()), exec_opts_);
     const auto net = c.fluid->network_transfers(), nvl = c.fluid->nvlink_transfers();
-    const auto algo = st->algorithm, proto = st->protocol;
+    const auto algo = st->algorithm;
+    const auto proto = protocol_label(st->protocol, st->nvlink.protocol);
     const auto channels = st->channels;
     return add(to_string(op), algo, proto, channels, net, nvl);
   }
@@ -546,8 +547,8 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   }
   make_exact(jr, c);
   const auto& dag = *c.dag;
-  return add(dag.op, dag.algorithm, dag.protocol, dag.channels, c.exec->network_transfers(),
-             c.exec->nvlink_transfers());
+  return add(dag.op, dag.algorithm, protocol_label(dag.protocol, dag.protocol_nvlink), dag.channels,
+             c.exec->network_transfers(), c.exec->nvlink_transfers());
 }
 
 void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {

@@ -234,9 +234,17 @@ TuningEstimate tuning_choose_protocol(const TuningInputs& in, const std::string&
   return *best;
 }
 
-TuningEstimate hierarchical_choose_protocol(const CollectiveSpec& spec) {
+HierarchicalChoice hierarchical_choose_protocols(const CollectiveSpec& spec) {
+  HierarchicalChoice h;
   const TuningInputs inter = hierarchical_tuning_inputs(spec);
-  if (inter.ranks == spec.ranks) return tuning_choose_protocol(inter, "ring"); // one node (or g = 1)
+  if (inter.ranks == spec.ranks) { // one node (or one GPU per node): one ring
+    h.inter = h.intra = tuning_choose_protocol(inter, "ring");
+    h.intra_time_us = 0;
+    h.time_us = h.inter.time_us;
+    return h;
+  }
+  // The intra-node protocol: the lowest ReduceScatter + AllGather over the node's GPUs (one NCCL call each,
+  // the same shape, so the same protocol for both).
   TuningInputs intra = hierarchical_intra_inputs(spec);
   const auto rings = [](const TuningInputs& in) {
     std::vector<TuningEstimate> out;
@@ -245,21 +253,23 @@ TuningEstimate hierarchical_choose_protocol(const CollectiveSpec& spec) {
     return out;
   };
   intra.op = CollOp::ReduceScatter;
-  const auto rs = rings(intra), ar = rings(inter);
+  const auto rs = rings(intra);
   intra.op = CollOp::AllGather;
   const auto ag = rings(intra);
-  std::optional<TuningEstimate> best;
-  for (std::size_t p = 0; p < ar.size(); ++p) {
-    if (!rs[p].available || !ar[p].available || !ag[p].available) continue;
-    TuningEstimate e = ar[p];
-    e.algorithm = "hierarchical";
-    e.latency_us = rs[p].latency_us + ar[p].latency_us + ag[p].latency_us;
-    e.time_us = rs[p].time_us + ar[p].time_us + ag[p].time_us;
-    e.algbw_GBps = static_cast<double>(spec.size_bytes) / (1000.0 * (e.time_us - e.latency_us));
-    if (!best || e.time_us < best->time_us) best = e;
+  std::optional<double> best;
+  for (std::size_t p = 0; p < rs.size(); ++p) {
+    if (!rs[p].available || !ag[p].available) continue;
+    const double t = rs[p].time_us + ag[p].time_us;
+    if (!best || t < *best) {
+      best = t;
+      h.intra = rs[p];
+    }
   }
-  if (!best) throw std::logic_error("tuning: no protocol available for the hierarchical AllReduce");
-  return *best;
+  if (!best) throw std::logic_error("tuning: no protocol available for the intra-node rings");
+  h.inter = tuning_choose_protocol(inter, "ring");
+  h.intra_time_us = *best;
+  h.time_us = *best + h.inter.time_us;
+  return h;
 }
 
 TuningEstimate tuning_choose(const TuningInputs& in) {

@@ -98,11 +98,16 @@ TuningEstimate tuning_choose(const TuningInputs& in);
 /// The same restricted to one algorithm ("ring", "tree", "nvls", "collnet"): the protocol NCCL would pick.
 TuningEstimate tuning_choose_protocol(const TuningInputs& in, const std::string& algorithm);
 
-/// A hierarchical AllReduce's protocol under `auto` (NCCL has no such algorithm): for each ring protocol,
-/// the sum of NCCL's ring estimates of its three phases (intra-node ReduceScatter of the size over g GPUs,
-/// inter-node AllReduce of size / g over m nodes through one NIC, intra-node AllGather), the lowest sum.
-/// One protocol for the three phases (a DAG carries one). On one node: tuning_choose_protocol(ring).
-/// The estimate's algorithm is "hierarchical", its times the sums.
-TuningEstimate hierarchical_choose_protocol(const CollectiveSpec& spec);
+/// A hierarchical AllReduce's protocols under `auto` (NCCL has no such algorithm: it is three NCCL calls,
+/// each tuned on its own): the intra-node protocol with the lowest sum of NCCL's ring estimates of the
+/// ReduceScatter and the AllGather of the size over the node's g GPUs (hierarchical_intra_inputs), and the
+/// inter-node ring's own choice (hierarchical_tuning_inputs). On one node (or g = 1) both are the ring's.
+struct HierarchicalChoice {
+  TuningEstimate intra;     ///< the intra-node ReduceScatter's estimate with the chosen protocol
+  TuningEstimate inter;     ///< the inter-node AllReduce ring's estimate (NCCL's choice for it)
+  double intra_time_us = 0; ///< ReduceScatter + AllGather with intra's protocol (0 on one node)
+  double time_us = 0;       ///< intra_time_us + inter.time_us
+};
+HierarchicalChoice hierarchical_choose_protocols(const CollectiveSpec& spec);
 
 } // namespace ibn::scen

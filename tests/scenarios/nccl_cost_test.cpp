@@ -287,11 +287,11 @@ TEST_CASE("ring LL / LL128: NCCL's per-channel ceiling is each channel's stage, 
   CHECK(pass == Time::ps(52513)); // 4096 B x 8 / 624 Gb/s
 }
 
-TEST_CASE("hierarchical AllReduce: auto is the protocol whose three NCCL ring estimates sum lowest") {
-  // 4 nodes x 4 GPUs x 4 NICs of 400 Gb/s, NVLink 450 GB/s per direction, 8 channels, 1 MiB. The three
-  // rings as NCCL would tune them, their inputs written out here: a ReduceScatter and an AllGather of
-  // 1 MiB over the node's 4 GPUs (one node, busBw = NVLink), and an AllReduce of 1 MiB / 4 over 4 nodes of
-  // one GPU through one NIC (busBw = min(NVLink, 50 GB/s)).
+TEST_CASE("hierarchical AllReduce: auto tunes the intra-node rings and the inter-node ring each on its own") {
+  // 4 nodes x 4 GPUs x 4 NICs of 400 Gb/s, NVLink 450 GB/s per direction, 8 channels, 1 MiB. The rings as
+  // NCCL would tune them (three NCCL calls), their inputs written out here: a ReduceScatter and an
+  // AllGather of 1 MiB over the node's 4 GPUs (one node, busBw = NVLink), and an AllReduce of 1 MiB / 4
+  // over 4 nodes of one GPU through one NIC (busBw = min(NVLink, 50 GB/s)).
   CollectiveSpec s;
   s.op = CollOp::AllReduce;
   s.algorithm = "hierarchical";
@@ -320,30 +320,73 @@ TEST_CASE("hierarchical AllReduce: auto is the protocol whose three NCCL ring es
     FAIL("no ring " << proto);
     return 0.0;
   };
-  std::map<std::string, double> sum;
-  for (const std::string p : {"ll", "ll128", "simple"})
-    sum[p] = ring(intra, CollOp::ReduceScatter, p) + ring(inter, CollOp::AllReduce, p) +
-             ring(intra, CollOp::AllGather, p);
-  const auto best =
-      std::min_element(sum.begin(), sum.end(), [](auto& a, auto& b) { return a.second < b.second; });
-  const auto e = hierarchical_choose_protocol(s);
-  CHECK(e.algorithm == "hierarchical");
-  CHECK(e.protocol == best->first);
-  CHECK(e.time_us == doctest::Approx(best->second));
-  // Here the intra-node rings decide: the inter-node ring alone would take LL128 (its LL is slower), the
-  // sum takes LL (its one-node rings are cheaper: llMaxBw on one node, lower latency).
-  CHECK(best->first == "ll");
-  CHECK(ring(inter, CollOp::AllReduce, "ll128") < ring(inter, CollOp::AllReduce, "ll"));
+  auto lowest = [](const std::map<std::string, double>& m) {
+    return *std::min_element(m.begin(), m.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  };
+  std::map<std::string, double> in_node, between;
+  for (const std::string p : {"ll", "ll128", "simple"}) {
+    in_node[p] = ring(intra, CollOp::ReduceScatter, p) + ring(intra, CollOp::AllGather, p);
+    between[p] = ring(inter, CollOp::AllReduce, p);
+  }
+  const auto [pi, ti] = lowest(in_node);
+  const auto [pn, tn] = lowest(between);
+  const auto h = hierarchical_choose_protocols(s);
+  CHECK(h.intra.protocol == pi);
+  CHECK(h.inter.protocol == pn);
+  CHECK(h.intra_time_us == doctest::Approx(ti));
+  CHECK(h.time_us == doctest::Approx(ti + tn));
+  // Here they differ: LL inside the node (llMaxBw of one node, lower latency), LL128 between nodes.
+  CHECK(pi == "ll");
+  CHECK(pn == "ll128");
+  // The DAG: the network transfers carry LL128's wire bytes, the NVLink ones LL's; the result names both.
   s.protocol = "auto";
-  CHECK(build_collective(s).protocol == "ll");
-  // 1 GiB: Simple, the bandwidth term decides.
-  s.size_bytes = 1ULL << 30;
-  CHECK(hierarchical_choose_protocol(s).protocol == "simple");
-  // One node: NCCL's own ring choice.
+  const auto d = build_collective(s);
+  CHECK(d.protocol == "ll128");
+  CHECK(d.protocol_nvlink == "ll");
+  CHECK(protocol_label(d.protocol, d.protocol_nvlink) == "ll128/ll");
+  // Its NVLink transfers are those of the DAG with LL named, its network transfers those with LL128 named
+  // (cut, wire bytes, order).
+  auto sizes = [](const TransferDag& dag, bool net) {
+    std::vector<std::uint64_t> v;
+    for (const auto& t : dag.transfers())
+      if ((t.src / 4 != t.dst / 4) == net) v.push_back(t.bytes);
+    return v;
+  };
+  auto named = [&](const char* p) {
+    auto x = s;
+    x.protocol = p;
+    return build_collective(x);
+  };
+  CHECK(!sizes(d, false).empty());
+  CHECK(sizes(d, false) == sizes(named("ll"), false));
+  CHECK(sizes(d, true) == sizes(named("ll128"), true));
+  CHECK(sizes(d, true) != sizes(named("ll"), true));
+  // 16 MiB: Simple inside the node (the bandwidth term), LL128 between nodes still.
+  s.size_bytes = 16ULL << 20;
+  const auto h16 = hierarchical_choose_protocols(s);
+  CHECK(h16.intra.protocol == "simple");
+  CHECK(h16.inter.protocol == "ll128");
+  // With the cost model on, the network transfers pass LL128's stage (perChMaxRingLL128Bw, wire Gb/s), the
+  // NVLink ones none (Simple has no ceiling), not the network's.
+  s.nccl_costs = true;
+  const auto d16 = build_collective(s);
+  CHECK(protocol_label(d16.protocol, d16.protocol_nvlink) == "ll128/simple");
+  CHECK(d16.channel_stage_all);
+  CHECK(d16.channel_gbps == doctest::Approx(36.7 * 8 / (120.0 / 128.0)));
+  REQUIRE(d16.channel_gbps_nvlink.has_value());
+  CHECK(*d16.channel_gbps_nvlink == 0);
+  s.nccl_costs = false;
+  // A named protocol serves every phase.
+  s.protocol = "simple";
+  CHECK(build_collective(s).protocol_nvlink.empty());
+  // One node: NCCL's own ring choice, one protocol.
+  s.protocol = "auto";
   s.ranks = 4;
   s.size_bytes = 1 << 20;
-  CHECK(hierarchical_choose_protocol(s).protocol ==
-        tuning_choose_protocol(tuning_inputs(s), "ring").protocol);
+  const auto h1 = hierarchical_choose_protocols(s);
+  CHECK(h1.inter.protocol == tuning_choose_protocol(tuning_inputs(s), "ring").protocol);
+  CHECK(h1.intra.protocol == h1.inter.protocol);
+  CHECK(build_collective(s).protocol_nvlink.empty());
 }
 
 TEST_CASE("hierarchical AllReduce: each ring's own per-channel ceiling, network and NVLink") {
@@ -363,8 +406,9 @@ TEST_CASE("hierarchical AllReduce: each ring's own per-channel ceiling, network 
   const auto d = build_collective(s);
   CHECK(d.channel_stage_all);
   CHECK(d.channel_gbps == doctest::Approx(20.4 / 2 * 8 / 0.5));
-  CHECK(d.channel_gbps_nvlink == doctest::Approx(ll_1node / 2 * 8 / 0.5));
+  REQUIRE(d.channel_gbps_nvlink.has_value());
+  CHECK(*d.channel_gbps_nvlink == doctest::Approx(ll_1node / 2 * 8 / 0.5));
   // A flat ring keeps one ceiling.
   s.algorithm = "ring";
-  CHECK(build_collective(s).channel_gbps_nvlink == 0);
+  CHECK(!build_collective(s).channel_gbps_nvlink.has_value());
 }
