@@ -302,23 +302,28 @@ void validate(const CollectiveSpec& s) {
     throw InputError("nic_gbps/nvlink_gbps: must be > 0 (inputs of the tuning model)");
 }
 
-/// Protocol for a named algorithm: the spec's, or the tuning model's choice (ring, tree), or Simple.
+/// Protocol for a named algorithm: the spec's, or the tuning model's choice (ring, tree), or Simple
+/// (hierarchical: resolve_protos).
 Proto resolve_proto(const CollectiveSpec& s, const std::string& algo) {
   if (lower(s.protocol) != "auto") return parse_proto(s.protocol);
   if ((algo == "ring" || algo == "tree") && s.ranks >= 2)
     return parse_proto(tuning_choose_protocol(tuning_inputs(s), algo).protocol);
-  // NCCL has no hierarchical algorithm: its inter-node ring's own choice (hierarchical_choose_protocols).
-  if (algo == "hierarchical" && s.ranks >= 2)
-    return parse_proto(hierarchical_choose_protocols(s).inter.protocol);
   return Proto::Simple;
 }
 
-/// The protocol of the transfers inside a node: a hierarchical AllReduce's intra-node rings under `auto`
-/// have their own (hierarchical_choose_protocols); everything else, resolve_proto's.
-Proto resolve_nvlink_proto(const CollectiveSpec& s, const std::string& algo) {
-  if (algo == "hierarchical" && lower(s.protocol) == "auto" && s.ranks >= 2)
-    return parse_proto(hierarchical_choose_protocols(s).intra.protocol);
-  return resolve_proto(s, algo);
+/// The protocols of the transfers between nodes and inside a node: one (resolve_proto's), except a
+/// hierarchical AllReduce under `auto`, whose inter-node ring and intra-node rings NCCL would tune on their
+/// own (hierarchical_choose_protocols).
+struct Protos {
+  Proto net, nvlink;
+};
+Protos resolve_protos(const CollectiveSpec& s, const std::string& algo) {
+  if (algo == "hierarchical" && lower(s.protocol) == "auto" && s.ranks >= 2) {
+    const auto h = hierarchical_choose_protocols(s);
+    return {parse_proto(h.inter.protocol), parse_proto(h.intra.protocol)};
+  }
+  const Proto p = resolve_proto(s, algo);
+  return {p, p};
 }
 
 std::uint64_t loops(std::uint64_t bytes, std::uint64_t per_loop) {
@@ -383,7 +388,8 @@ TransferDag build_hierarchical(const CollectiveSpec& s) {
     throw InputError(
         "algorithm: 'hierarchical' needs gpus_per_node > 1 (it reduces inside each node first); use "
         "'ring'");
-  Builder b(s, "hierarchical", resolve_proto(s, "hierarchical"), resolve_nvlink_proto(s, "hierarchical"));
+  const auto pr = resolve_protos(s, "hierarchical");
+  Builder b(s, "hierarchical", pr.net, pr.nvlink);
   if (trivial(s)) return b.take();
   // The inter-node ring is cut for its protocol, the intra-node rings for theirs (Builder::cut_nvlink).
   const auto k = b.cut(4 * kSimpleStepBytes, true), kn = b.cut_nvlink(4 * kSimpleStepBytes, true);
@@ -575,7 +581,8 @@ RingCut cut_of(const Builder& b, const Cut& k) {
 } // namespace
 
 RingCut ring_cut(const CollectiveSpec& s, const std::string& algorithm) {
-  Builder b(s, algorithm, resolve_proto(s, algorithm), resolve_nvlink_proto(s, algorithm));
+  const auto pr = resolve_protos(s, algorithm);
+  Builder b(s, algorithm, pr.net, pr.nvlink);
   RingCut r = cut_of(b, b.cut(4 * kSimpleStepBytes, true));
   r.nvlink = protocol_cut(b.nvlink_proto(), b.cut_nvlink(4 * kSimpleStepBytes, true));
   return r;

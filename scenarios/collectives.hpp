@@ -193,12 +193,6 @@ std::optional<RingPlan> ring_plan(const CollectiveSpec& spec);
 /// Transfers (network and intra-node) of a ring plan per collective call: what its DAG would hold.
 std::uint64_t ring_plan_transfers(const RingPlan& plan);
 
-/// The rings of a ring-structured collective, stage by stage, for the flow engine's ring-fluid model
-/// (scenarios/ring_fluid.hpp): a ring AllReduce/AllGather/ReduceScatter is one stage, and so is a tree
-/// AllReduce (its double binary trees; `parents` instead of `orders`); a hierarchical AllReduce is three
-/// (intra-node reduce-scatter on every node, inter-node AllReduce per local GPU on its rail, intra-node
-/// all-gather), run one after the other. Every ring of a stage has the same kind and bytes and runs at the
-/// same time; the cut (chunk, slices, window, grain) and software costs are the DAG's.
 /// A collective's protocol as results name it: `protocol`, or "inter/intra" (e.g. "ll128/simple") when the
 /// transfers inside a node run another (a hierarchical AllReduce's intra-node rings under `auto`).
 inline std::string protocol_label(const std::string& protocol, const std::string& nvlink_protocol) {
@@ -213,6 +207,12 @@ struct RingProtocolCut {
   std::uint32_t slices_per_chunk = 1, window = 0;
 };
 
+/// The rings of a ring-structured collective, stage by stage, for the flow engine's ring-fluid model
+/// (scenarios/ring_fluid.hpp): a ring AllReduce/AllGather/ReduceScatter is one stage, and so is a tree
+/// AllReduce (its double binary trees; `parents` instead of `orders`); a hierarchical AllReduce is three
+/// (intra-node reduce-scatter on every node, inter-node AllReduce per local GPU on its rail, intra-node
+/// all-gather), run one after the other. Every ring of a stage has the same kind and bytes and runs at the
+/// same time; the cut (chunk, slices, window, grain) and software costs are the DAG's.
 struct RingStage {
   bool all_reduce = true;  ///< 2(n-1) steps; else n-1 (AllGather / ReduceScatter)
   std::uint64_t bytes = 0; ///< per ring: AllReduce the buffer, else the per-rank part
