@@ -176,6 +176,9 @@ std::vector<Predicted> simulate_allreduce(const std::vector<std::uint64_t>& size
               {"seed", 1},
               {"engine", opt.engine},
               {"nvlink", {{"bandwidth_gbps", opt.shm_gbps}, {"latency_us", opt.shm_latency_us}}},
+              // An MPI library's AllReduce, not NCCL's: none of NCCL's per-step software costs (on by
+              // default for scenarios since nccl.costs became true).
+              {"nccl", {{"costs", false}}},
               {"jobs", json::array({{{"name", "osu"},
                                      {"nodes", sh.nodes},
                                      {"gpus_per_node", sh.ppn},

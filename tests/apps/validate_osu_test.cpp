@@ -103,6 +103,19 @@ TEST_CASE("validate osu: nodes and ranks per node from the launcher lines (OCI),
     alltoall_note =
         alltoall_note || n.get<std::string>().find("osu_alltoall: not simulated") != std::string::npos;
   CHECK(alltoall_note);
+  // The 4 B AllReduce row is Open MPI's, not NCCL's: no NCCL per-step software cost may be charged (it was,
+  // silently, once nccl.costs became on by default: 355 us instead of 33). Closed form of the hierarchical
+  // algorithm on 4 nodes x 36 ranks with latency-bound steps: 2 x 35 shared-memory steps of the default
+  // shm latency 0.4 us, plus 2 x 3 inter-node ring steps, each at least the one-way network latency that
+  // the same run predicts for osu_latency (1 B) and at most twice it; the byte terms are nanoseconds.
+  double lat = 0, ar4 = 0;
+  for (const auto& r : w.at("rows")) {
+    if (r.at("benchmark") == "osu_latency") lat = r.at("predicted_p50_us");
+    if (r.at("benchmark") == "osu_allreduce" && r.at("size_bytes") == 4) ar4 = r.at("predicted_p50_us");
+  }
+  REQUIRE(lat > 0);
+  CHECK(ar4 >= 70 * 0.4 + 6 * lat);
+  CHECK(ar4 <= 70 * 0.4 * 1.1 + 6 * 2 * lat);
 
   const auto imb = ibn::test::run_cli("validate osu " + kImb + " --rate HDR --samples 20 --json 2>/dev/null");
   INFO(imb.out);
