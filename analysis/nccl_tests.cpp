@@ -108,6 +108,7 @@ NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(con
     row.redop = ti.redop;
     row.algorithm = c.algorithm;
     row.protocol = c.protocol;
+    row.launch_us = c.launch_us;
     const auto half = c.samples_us.size() / 2;
     auto mean = [](auto b, auto e) {
       return std::accumulate(b, e, 0.0) / static_cast<double>(std::distance(b, e));

@@ -43,6 +43,7 @@ struct NcclTestsRow {
   double oop_time_us = 0, oop_algbw = 0, oop_busbw = 0; ///< GB/s
   double ip_time_us = 0, ip_algbw = 0, ip_busbw = 0;
   std::string algorithm, protocol;
+  double launch_us = 0; ///< the simulation's fixed cost per iteration (NCCL base latency charged), us
 };
 
 struct NcclTestsResult {

@@ -200,6 +200,7 @@ CollectiveResult collective_result(const scen::CollectiveSamples& c) {
   o.background = c.looping;
   o.network_transfers = c.network_transfers;
   o.nvlink_transfers = c.nvlink_transfers;
+  o.launch_us = r4(c.launch_us);
   o.busbw_factor = r4(c.busbw_factor);
   for (const double s : c.samples_us) o.samples_us.push_back(r4(s));
   if (!c.samples_us.empty()) {
@@ -235,6 +236,7 @@ nlohmann::json collective_json(const CollectiveResult& c) {
       {"background", c.background},
       {"iterations", c.samples_us.size()},
       {"transfers_per_iteration", {{"network", c.network_transfers}, {"nvlink", c.nvlink_transfers}}},
+      {"launch_us", c.launch_us},
       {"busbw_factor", c.busbw_factor}};
   if (c.completion_us) {
     j["completion_us"] = completion_json(c);
@@ -258,6 +260,7 @@ CollectiveResult collective_from_json(const nlohmann::json& j) {
   c.background = j.at("background");
   c.network_transfers = j.at("transfers_per_iteration").at("network");
   c.nvlink_transfers = j.at("transfers_per_iteration").at("nvlink");
+  c.launch_us = j.value("launch_us", 0.0); // absent in results written before 2026-12-06
   c.busbw_factor = j.at("busbw_factor");
   c.samples_us = j.at("samples_us").get<std::vector<double>>();
   if (j.contains("completion_us")) {

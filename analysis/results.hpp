@@ -67,6 +67,7 @@ struct CollectiveResult {
   std::uint32_t ranks = 0, nodes = 0;
   bool background = false; ///< a looping job's
   std::size_t network_transfers = 0, nvlink_transfers = 0; ///< per iteration
+  double launch_us = 0; ///< fixed cost per iteration before a rank's first transfer (NCCL base latency)
   double busbw_factor = 0;
   std::vector<double> samples_us;
   std::optional<Percentiles> completion_us; ///< empty without samples (so are the bandwidths)

@@ -146,6 +146,7 @@ PointResult merge_segments(const std::vector<PointResult>& segs) {
     cs.looping = first.background;
     cs.network_transfers = first.network_transfers;
     cs.nvlink_transfers = first.nvlink_transfers;
+    cs.launch_us = first.launch_us;
     cs.busbw_factor = first.busbw_factor;
     for (const auto& s : segs) {
       if (c >= s.collectives.size() || s.collectives[c].job != first.job ||

@@ -76,6 +76,12 @@ double LognormalPareto::quantile(double q) const {
   return hi;
 }
 
+double LognormalPareto::typical() const {
+  if (zero() || median <= 0) return 0.0;
+  const double p = tail_xm > 0 ? tail_p : 0.0;
+  return (1 - p) * median * std::exp(sigma * sigma / 2);
+}
+
 double LognormalPareto::mean() const {
   if (zero()) return 0.0;
   const double p = tail_xm > 0 ? tail_p : 0.0;

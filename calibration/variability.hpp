@@ -47,6 +47,9 @@ struct LognormalPareto {
   /// The q-quantile (0 < q < 1), by bisection on cdf() (monotone), to 1e-12 relative.
   double quantile(double q) const;
   double mean() const;
+  /// The typical delay: the mean of a draw without its tail events, (1 - tail_p) x median x exp(sigma^2 / 2)
+  /// (the part of the launch jitter that averaged measurements, and constants fitted to them, contain).
+  double typical() const;
   double draw(Rng& rng) const;
   bool operator==(const LognormalPareto&) const = default;
 };

@@ -129,7 +129,8 @@ class Builder {
         c.base_us = spec.nccl_fitted.base_us;
         net = Time::from_us(spec.nccl_fitted.net_us);
       }
-      launch += Time::from_us(c.base_us);
+      // The base holds the typical launch jitter that the variability model draws on top (launch_credit).
+      launch += std::max(Time::zero(), Time::from_us(c.base_us) - spec.launch_credit);
       intra_delay_ += Time::from_us(c.intra_us);
       if (nodes_ > 1) net_delay_ += net;
       if (dag_.algorithm == "direct") { // NCCL point-to-point: channels per peer, per-channel rate

@@ -117,6 +117,11 @@ struct CollectiveSpec {
   /// this, never below zero. Intra-node steps and fitted costs (measured against the simulation) are charged
   /// whole (docs/collectives.md "NCCL cost model"). Zero: no credit.
   Time hw_net_latency;
+  /// The typical launch delay the variability model adds per iteration (LognormalPareto::typical() of
+  /// variability.launch), which NCCL's base latency already contains: the table's constants and a fitted
+  /// base both come from averaged measured times, launch jitter included. With the cost model on, the base
+  /// is charged less this, never below zero (docs/calibration.md "Variability"). Zero: no credit.
+  Time launch_credit;
   // Inputs of the tuning model (algorithm or protocol "auto"):
   double nic_gbps = 400;     ///< per NIC, per direction, Gb/s
   double nvlink_gbps = 3600; ///< per GPU, per direction, Gb/s

@@ -433,6 +433,7 @@ CollectiveSpec ScenarioRunner::spec_for(std::size_t i, CollOp op, std::uint64_t 
   if (const double g = job_nic_gbps(i); g > 0) cs.nic_gbps = g;
   cs.nvlink_gbps = s_.nvlink_gbps;
   cs.hw_net_latency = job_hw_net_latency(i);
+  if (!var_.launch.zero()) cs.launch_credit = Time::from_us(var_.launch.typical());
   // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs or with a profile that has fitted costs.
   cs.nccl_version = s_.nccl_version;
   cs.nccl_costs = s_.nccl_costs;
@@ -495,7 +496,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   // The result entry: what ran (the shortcut's ring plan or the DAG the tuning chose) and its transfer
   // counts.
   auto add = [&](const std::string& what, const std::string& algo, const std::string& proto,
-                 std::uint32_t channels, std::uint64_t net, std::uint64_t nvl) {
+                 std::uint32_t channels, std::uint64_t net, std::uint64_t nvl, Time launch) {
     CollectiveSamples o;
     o.job = js.name;
     o.op = what;
@@ -508,6 +509,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     o.looping = js.workload.loop;
     o.network_transfers = net;
     o.nvlink_transfers = nvl;
+    o.launch_us = launch.to_us();
     o.busbw_factor = busbw_factor(cs.op, cs.ranks);
     out_.collectives.push_back(std::move(o));
     jr.colls.push_back(std::move(c));
@@ -526,7 +528,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     const auto algo = st->algorithm;
     const auto proto = protocol_label(st->protocol, st->nvlink.protocol);
     const auto channels = st->channels;
-    return add(to_string(op), algo, proto, channels, net, nvl);
+    return add(to_string(op), algo, proto, channels, net, nvl, st->launch_latency);
   }
   if (auto* fe = shortcut_engine()) {
     std::optional<RingPlan> plan;
@@ -540,7 +542,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
       c.shortcut = RingShortcut::make(*plan, jr.layout, *fe, exec_opts_, why);
       if (c.shortcut) {
         const auto net = c.shortcut->network_transfers(), nvl = c.shortcut->nvlink_transfers();
-        return add(to_string(op), "ring", plan->protocol, plan->channels, net, nvl);
+        return add(to_string(op), "ring", plan->protocol, plan->channels, net, nvl, plan->launch_latency);
       }
       shortcut_report_["fallback"].push_back(format_size(size) + " " + to_string(op) + ": " + why);
     }
@@ -548,7 +550,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   make_exact(jr, c);
   const auto& dag = *c.dag;
   return add(dag.op, dag.algorithm, protocol_label(dag.protocol, dag.protocol_nvlink), dag.channels,
-             c.exec->network_transfers(), c.exec->nvlink_transfers());
+             c.exec->network_transfers(), c.exec->nvlink_transfers(), dag.launch_latency);
 }
 
 void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {

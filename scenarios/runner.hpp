@@ -85,6 +85,7 @@ struct CollectiveSamples {
   std::vector<double> samples_us;    ///< measured iterations, in order
   std::size_t network_transfers = 0; ///< per iteration
   std::size_t nvlink_transfers = 0;  ///< per iteration
+  double launch_us = 0;              ///< the fixed cost before a rank's first transfer (launch_latency)
   double busbw_factor = 1;           ///< nccl-tests factor for this op and rank count
 };
 

@@ -209,6 +209,27 @@ TEST_CASE("nccl costs: the engine's own network latency is credited against the 
     CHECK(t.local_delay == (t.src / 2 != t.dst / 2 ? Time::from_us(5) : Time::from_us(1.0)));
 }
 
+TEST_CASE("nccl costs: the variability model's typical launch delay is credited against the base, never "
+          "below zero") {
+  // NCCL's base latency (table or fitted) comes from averaged measured times, typical launch jitter included;
+  // the variability model draws that jitter on top, so the base is charged less its typical part.
+  CollectiveSpec s = ring_ll_4_ranks_2_nodes();
+  s.nccl_costs = true;
+  s.nccl_version = "2.20.3"; // ring LL base 6.6 us
+  s.launch_credit = Time::from_us(2.5);
+  CHECK(build_collective(s).launch_latency == Time::from_us(4.1));
+  s.launch_credit = Time::from_us(9); // more than the base: zero, not negative
+  CHECK(build_collective(s).launch_latency == Time::zero());
+  // A fitted base is credited the same way (it was fitted on averaged times too).
+  s.launch_credit = Time::from_us(2.5);
+  s.nccl_fitted = {"ll", 20, 5};
+  CHECK(build_collective(s).launch_latency == Time::from_us(17.5));
+  // Without the cost model there is no base to credit.
+  s.nccl_costs = false;
+  s.nccl_fitted = {};
+  CHECK(build_collective(s).launch_latency == Time::zero());
+}
+
 TEST_CASE("tuning model: the version's table only with the cost model on") {
   CollectiveSpec s;
   s.op = CollOp::AllReduce;

@@ -184,6 +184,13 @@ TEST_CASE("runner: variability keys are opt-in and do what they say") {
     CHECK(dl[i] > base[i] + 1.0);
     CHECK(dl[i] <= base[i] + 50.0 + 1e-3);
   }
+  // Launch jitter: the base latency NCCL's cost model charges already holds its typical part, so the run
+  // charges base - (1 - tail_p) x median x exp(sigma^2 / 2) (LognormalPareto::typical) and reports it.
+  const auto lj =
+      run_scenario(make_scenario(doc(J{{"launch", {{"median_us", 2.0}, {"sigma", 0.5}}}}), "t", ""));
+  const double base_launch = run_scenario(base_s).collectives.at(0).launch_us;
+  REQUIRE(base_launch > 3);
+  CHECK(lj.collectives.at(0).launch_us == doctest::Approx(base_launch - 2.0 * std::exp(0.125)).epsilon(1e-6));
   // More stragglers than nodes: an error naming the key.
   CHECK_THROWS_WITH_AS(run_scenario(make_scenario(doc(J{{"stragglers", {{"count", 5}}}}), "t", "")),
                        doctest::Contains("variability.stragglers.count"), InputError);
