@@ -79,6 +79,19 @@ TEST_CASE("least-loaded AR choice: smallest load, ties to the earlier port (stat
           return std::uint64_t{0};
         }) == 4);
   CHECK(asked == 0);
+  // An idle port ends the search (nothing is below zero, ties keep it): same choice, fewer loads asked.
+  std::vector<routing::Port> seen;
+  auto watched = [&](routing::Port p) {
+    seen.push_back(p);
+    return load[p];
+  };
+  load = {0, 0, 4, 0, 0, 3, 0, 1}; // 5 busy, 2 busy, 3 idle, 7 busy
+  CHECK(common::least_loaded(g, watched) == 3);
+  CHECK(seen == std::vector<routing::Port>{5, 2, 3});
+  seen.clear();
+  load[5] = 0; // the static port idle: only it is asked
+  CHECK(common::least_loaded(g, watched) == 5);
+  CHECK(seen == std::vector<routing::Port>{5});
 }
 
 TEST_CASE("route walk: the static route equals the routing tables' route, hop by hop") {
