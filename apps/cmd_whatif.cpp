@@ -55,8 +55,8 @@ void add_whatif_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "whatif",
       "What-if study: collective completion times (p50, p99, p99.9, busbw) per oversubscription ratio and\n"
-      "routing mode. Without SCENARIO: the built-in default study (128 GPUs of ring AllReduce beside a\n"
-      "128-GPU neighbour job on a 256-HCA NDR 2-tier fat-tree).\n"
+      "routing mode. Without SCENARIO: the built-in default study (16 nodes x 8 GPUs of hierarchical\n"
+      "AllReduce, 1/4/16 MiB, beside a looping 8-node neighbour job on a 256-HCA NDR 2-tier fat-tree).\n"
       "Example: ibnetsim whatif -o whatif-out");
   cmd->add_option("SCENARIO", o->scenario,
                   "scenario JSON (keys: docs/scenarios.md); default: the built-in study");

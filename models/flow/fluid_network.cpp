@@ -156,6 +156,13 @@ void FluidNetwork::fill() {
   // the smallest share s takes s and one flow off each of its links, whose share (left - s) / (unfixed - 1)
   // is then at least what it was: a link's entry is pushed again after each change and an entry that no
   // longer equals its link's share is skipped. Ties: the link first in component order.
+  if (comp_flows_.size() == 1) { // alone in its component: the smallest capacity on its way (same double)
+    Flow& f = flows_[comp_flows_[0]];
+    double share = links_[f.links[0]].cap;
+    for (const std::uint32_t l : f.links) share = std::min(share, links_[l].cap);
+    f.new_rate = share;
+    return;
+  }
   heap_.clear();
   auto share_of = [](const Link& k) { return std::max(0.0, k.left) / k.unfixed; };
   for (std::uint32_t c = 0; c < comp_links_.size(); ++c) {
