@@ -434,12 +434,13 @@ CollectiveSpec ScenarioRunner::spec_for(std::size_t i, CollOp op, std::uint64_t 
   cs.nvlink_gbps = s_.nvlink_gbps;
   cs.hw_net_latency = job_hw_net_latency(i);
   if (!var_.launch.zero()) cs.launch_credit = Time::from_us(var_.launch.typical());
-  // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs or with a profile that has fitted costs.
+  // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs (the default), with a profile's fitted
+  // costs in place of the table's; nccl.costs=false turns both off (the network alone, or an MPI library's
+  // collective in `validate osu`).
   cs.nccl_version = s_.nccl_version;
   cs.nccl_costs = s_.nccl_costs;
-  if (w_.profile && w_.profile->nccl) {
+  if (s_.nccl_costs && w_.profile && w_.profile->nccl) {
     const auto& f = *w_.profile->nccl;
-    cs.nccl_costs = true;
     if (cs.nccl_version.empty()) cs.nccl_version = f.version;
     cs.nccl_fitted.protocol = f.protocol;
     cs.nccl_fitted.base_us = f.base.value;

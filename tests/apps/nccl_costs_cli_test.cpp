@@ -53,6 +53,15 @@ TEST_CASE("calibrate fit on an nccl-tests log writes the nccl section, and valid
   REQUIRE(r.code == 0);
   const auto fitted = nlohmann::json::parse(r.out);
   CHECK(median_abs_error(fitted) < median_abs_error(off));
+  // nccl.costs=false turns the fitted costs off too: the same rows as without the profile (validate osu
+  // relies on it for MPI collectives).
+  r = ibn::test::run_cli(base + " --profile " + profile + " --set nccl.costs=false 2>/dev/null");
+  REQUIRE(r.code == 0);
+  const auto fitted_off = nlohmann::json::parse(r.out);
+  REQUIRE(fitted_off.at("rows").size() == off.at("rows").size());
+  for (std::size_t i = 0; i < off.at("rows").size(); ++i)
+    CHECK(fitted_off.at("rows").at(i).at("simulated_time_us") ==
+          off.at("rows").at(i).at("simulated_time_us"));
   // nccl.costs=true without a profile charges the table's costs: every simulated time grows.
   r = ibn::test::run_cli(base + " --set nccl.costs=true 2>/dev/null");
   REQUIRE(r.code == 0);
