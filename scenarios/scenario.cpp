@@ -119,7 +119,8 @@ Schema build_schema() {
   add("nccl.costs", K::Bool, "", true,
       "Charge NCCL's software costs per collective (base latency) and per step (intra- and inter-node) "
       "from its tuning constants of nccl.version (docs/collectives.md, \"NCCL cost model\"); false = "
-      "the network alone (closed-form checks); a profile with an nccl section turns them on too.");
+      "the network alone (closed-form checks), also when a profile has an nccl section (its fitted costs "
+      "replace the table's only while this is true).");
   add("nccl.version", K::String, "", "",
       "NCCL release whose tuning constants the cost model and, with it on, the tuning model use (e.g. "
       "2.26.2; the newest table entry not newer is taken); \"\" = 2.20.3. Without the cost model the "
