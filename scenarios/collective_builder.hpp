@@ -129,8 +129,24 @@ class Builder {
         c.base_us = spec.nccl_fitted.base_us;
         net = Time::from_us(spec.nccl_fitted.net_us);
       }
-      // The base holds the typical launch jitter that the variability model draws on top (launch_credit).
-      launch += std::max(Time::zero(), Time::from_us(c.base_us) - spec.launch_credit);
+      Time first_base = Time::from_us(c.base_us);
+      if (dag_.algorithm == "hierarchical") {
+        // Three NCCL calls (ReduceScatter and AllGather inside the node, AllReduce between nodes), each with
+        // its own launch: the first before the rank's first transfer, the others before its first transfer
+        // of their phase (emit's `extra`), each the base of its own protocol.
+        auto base_of = [&](Proto p) {
+          if (spec.nccl_fitted.protocol == proto_name(p)) return Time::from_us(spec.nccl_fitted.base_us);
+          NcclCostInputs pi = ci;
+          pi.protocol = proto_name(p);
+          return Time::from_us(nccl_step_costs(nccl_cost_table(spec.nccl_version), pi).base_us);
+        };
+        first_base = base_of(nvlink_proto);
+        phase_launch_nvlink_ = first_base;
+        if (nodes_ > 1) phase_launch_net_ = base_of(proto);
+      }
+      // The base holds the typical launch jitter that the variability model draws on top (launch_credit;
+      // one draw per execution, so credited once).
+      launch += std::max(Time::zero(), first_base - spec.launch_credit);
       intra_delay_ += Time::from_us(c.intra_us);
       if (nodes_ > 1) net_delay_ += net;
       if (dag_.algorithm == "direct") { // NCCL point-to-point: channels per peer, per-channel rate
@@ -185,6 +201,10 @@ class Builder {
   Time intra_delay() const { return intra_delay_; }
   Time net_delay() const { return net_delay_; }
   Time launch_latency() const { return dag_.launch_latency; }
+  /// A hierarchical AllReduce's later NCCL calls: the launch before the inter-node AllReduce phase and
+  /// before the intra-node AllGather phase (zero without the cost model or for other algorithms).
+  Time phase_launch_net() const { return phase_launch_net_; }
+  Time phase_launch_nvlink() const { return phase_launch_nvlink_; }
 
   /// The cut for `proto_`: Simple uses `default_simple_chunk` and, with `two_step_slices` (ring AllReduce,
   /// AllGather, ReduceScatter, halving-doubling: SLICESTEPS = 2), 2 slices per chunk and a window of 4;
@@ -228,8 +248,8 @@ class Builder {
   /// Appends a transfer of `data_bytes` (the wire bytes of the protocol are written) with `deps` plus the
   /// FIFO window dependency: the transfer `window` positions earlier on the same connection.
   TransferId emit(std::uint32_t src, std::uint32_t dst, std::uint64_t data_bytes, std::uint32_t channel,
-                  std::int32_t rail, std::uint32_t step, std::uint32_t window,
-                  std::vector<TransferId>& deps) {
+                  std::int32_t rail, std::uint32_t step, std::uint32_t window, std::vector<TransferId>& deps,
+                  Time extra = Time::zero()) {
     auto& hist = conn_[(static_cast<std::uint64_t>(src) * n_ + dst) * c_ + channel];
     if (window && hist.size() >= window) deps.push_back(hist[hist.size() - window]);
     std::sort(deps.begin(), deps.end());
@@ -240,7 +260,7 @@ class Builder {
     t.bytes = wire_bytes(data_bytes, proto_name(src / g_ != dst / g_ ? proto_ : nvl_proto_));
     t.channel = channel;
     t.rail = src / g_ == dst / g_ ? -1 : rail;
-    t.local_delay = src / g_ != dst / g_ ? net_delay_ : intra_delay_;
+    t.local_delay = (src / g_ != dst / g_ ? net_delay_ : intra_delay_) + extra;
     t.step = step;
     const auto id = dag_.add(t, deps);
     hist.push_back(id);
@@ -254,6 +274,7 @@ class Builder {
   std::uint32_t n_, g_, nics_, nodes_, c_;
   TransferDag dag_;
   Time intra_delay_, net_delay_;
+  Time phase_launch_net_, phase_launch_nvlink_;
   std::uint32_t peer_channels_ = 0; ///< channels per peer of point-to-point (0: all)
   std::unordered_map<std::uint64_t, std::vector<TransferId>> conn_;
 };

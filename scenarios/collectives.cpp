@@ -29,6 +29,8 @@ struct RingPhase {
   std::uint32_t step_base = 0;
   /// Per rank (index = rank): transfers every transfer the rank sends in the first loop depends on.
   const std::vector<std::vector<TransferId>>* start = nullptr;
+  /// A launch before a rank's first transfer of the phase (a later NCCL call of a hierarchical AllReduce).
+  Time launch;
 };
 
 /// Emits one ring collective; returns per rank the last transfer delivered to it on each channel (the
@@ -78,7 +80,8 @@ std::vector<std::vector<TransferId>> ring_phase(Builder& b, const RingPhase& ph,
             }
             if (first_loop && ph.start)
               deps.insert(deps.end(), (*ph.start)[src].begin(), (*ph.start)[src].end());
-            const auto id = b.emit(src, dst, sl[q], c, ph.rails[c], ph.step_base + s, k.window, deps);
+            const auto id = b.emit(src, dst, sl[q], c, ph.rails[c], ph.step_base + s, k.window, deps,
+                                   first_loop && s == 0 ? ph.launch : Time::zero());
             out.push_back(id);
             lr[c][(p + 1) % nr] = id;
           }
@@ -398,8 +401,11 @@ TransferDag build_hierarchical(const CollectiveSpec& s) {
   check_size(2 * std::uint64_t{m} * (g - 1) * g * pieces(part, nc, kn) +
                  2 * std::uint64_t{g} * (m - 1) * pieces(part, std::uint64_t{m} * nc, k),
              "hierarchical");
-  auto intra = [&](RingKind kind, std::uint32_t step_base,
-                   const std::vector<std::vector<TransferId>>* start) {
+  // Each phase is its own NCCL call: the first's launch is the DAG's, the later ones' delay every send of
+  // their phase's first step (Builder::phase_launch_*; a rank with nothing to send at that step starts
+  // behind one that paid it).
+  auto intra = [&](RingKind kind, std::uint32_t step_base, const std::vector<std::vector<TransferId>>* start,
+                   Time launch) {
     std::vector<std::vector<TransferId>> done(s.ranks);
     for (std::uint32_t node = 0; node < m; ++node) {
       RingPhase ph;
@@ -407,6 +413,7 @@ TransferDag build_hierarchical(const CollectiveSpec& s) {
       ph.bytes = part;
       ph.step_base = step_base;
       ph.start = start;
+      ph.launch = launch;
       for (std::uint32_t c = 0; c < nc; ++c) {
         std::vector<std::uint32_t> o(g);
         for (std::uint32_t i = 0; i < g; ++i) o[i] = node * g + (c + i) % g;
@@ -418,7 +425,7 @@ TransferDag build_hierarchical(const CollectiveSpec& s) {
     }
     return done;
   };
-  auto after = intra(RingKind::ReduceScatter, 0, nullptr);
+  auto after = intra(RingKind::ReduceScatter, 0, nullptr, Time::zero());
   if (m > 1) {
     std::vector<std::vector<TransferId>> done(s.ranks);
     for (std::uint32_t local = 0; local < g; ++local) {
@@ -427,6 +434,7 @@ TransferDag build_hierarchical(const CollectiveSpec& s) {
       ph.bytes = part;
       ph.step_base = g - 1;
       ph.start = &after;
+      ph.launch = b.phase_launch_net();
       std::vector<std::uint32_t> o(m);
       for (std::uint32_t node = 0; node < m; ++node) o[node] = node * g + local;
       for (std::uint32_t c = 0; c < nc; ++c) {
@@ -438,7 +446,7 @@ TransferDag build_hierarchical(const CollectiveSpec& s) {
     }
     after = std::move(done);
   }
-  intra(RingKind::AllGather, (g - 1) + (m > 1 ? 2 * (m - 1) : 0), &after);
+  intra(RingKind::AllGather, (g - 1) + (m > 1 ? 2 * (m - 1) : 0), &after, b.phase_launch_nvlink());
   return b.take();
 }
 
@@ -573,6 +581,8 @@ RingCut cut_of(const Builder& b, const Cut& k) {
   r.step_overhead = b.intra_delay();
   r.net_step_overhead = b.net_delay();
   r.launch_latency = b.launch_latency();
+  r.phase_launch_net = b.phase_launch_net();
+  r.phase_launch_nvlink = b.phase_launch_nvlink();
   r.stage_gbps = b.stage_all_gbps();
   r.stage_gbps_nvlink = b.stage_nvlink_gbps();
   r.nvlink = protocol_cut(b.proto(), k);

@@ -226,6 +226,9 @@ struct RingStage {
   std::vector<std::int32_t> rails;                ///< per ring (-1: inside a node)
   /// Every ring inside a node (a hierarchical AllReduce's intra-node stages): RingStages::nvlink's cut.
   bool nvlink = false;
+  /// A launch before the stage starts (a hierarchical AllReduce's later NCCL calls; the first stage's is
+  /// RingStages::launch_latency).
+  Time launch;
   /// A tree AllReduce stage instead of rings (algorithm "tree"): per channel each rank's parent (-1: root);
   /// every chunk goes up to the root and back down; `orders` is empty.
   std::vector<std::vector<std::int32_t>> parents;

@@ -19,6 +19,7 @@ struct RingCut {
   std::uint64_t chunk = 0, slice = 0, grain = 1;
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
+  Time phase_launch_net, phase_launch_nvlink; ///< hierarchical: the later NCCL calls' launches
   double stage_gbps = 0; ///< the protocol's per-channel stage on every transfer, wire Gb/s (0: none)
   /// The stage's rate inside a node when it is their own (hierarchical; 0: none; nullopt: stage_gbps).
   std::optional<double> stage_gbps_nvlink;

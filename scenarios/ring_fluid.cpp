@@ -331,6 +331,7 @@ void RingFluid::run(Time now, const std::vector<Time>& ready, CoflowNetwork& net
 
 void RingFluid::run_stage(std::size_t i, Time t, CoflowNetwork& net, std::function<void(Time)> done) {
   if (i == stages_.size()) return done(t);
+  t += plan_.stages[i].launch; // a later NCCL call's launch (hierarchical)
   const Stage& s = stages_[i];
   auto next = [this, i, &net, done = std::move(done)](Time end) mutable {
     const Stage& st = stages_[i];

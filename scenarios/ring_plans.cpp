@@ -201,6 +201,7 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
     st.all_reduce = true;
     st.bytes = part;
     st.channels = nc;
+    st.launch = k.phase_launch_net;
     for (std::uint32_t local = 0; local < g; ++local) {
       std::vector<std::uint32_t> o(m);
       for (std::uint32_t node = 0; node < m; ++node) o[node] = node * g + local;
@@ -211,6 +212,7 @@ std::optional<RingStages> ring_stages(const CollectiveSpec& spec) {
     }
     p.stages.push_back(std::move(st));
   }
+  intra.launch = k.phase_launch_nvlink;
   p.stages.push_back(std::move(intra));
   return p;
 }

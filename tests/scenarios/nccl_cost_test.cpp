@@ -410,6 +410,69 @@ TEST_CASE("hierarchical AllReduce: auto tunes the intra-node rings and the inter
   CHECK(build_collective(s).protocol_nvlink.empty());
 }
 
+TEST_CASE("hierarchical AllReduce: three NCCL calls, three launches, each its protocol's base") {
+  // 4 nodes x 4 GPUs, 8 channels, 1 MiB, auto: LL inside the node, LL128 between nodes (the test above).
+  // 2.19.3 entry, ring baseLat: LL 6.6 us, LL128 14.0 us. The ReduceScatter's launch is the DAG's; the
+  // AllReduce's (14.0) comes before each rank's first inter-node step, the AllGather's (6.6) before its
+  // first step of the AllGather, on top of the step's own cost.
+  CollectiveSpec s;
+  s.op = CollOp::AllReduce;
+  s.algorithm = "hierarchical";
+  s.protocol = "auto";
+  s.ranks = 16;
+  s.gpus_per_node = 4;
+  s.nics_per_node = 4;
+  s.channels = 8;
+  s.size_bytes = 1 << 20;
+  s.nccl_costs = true;
+  s.nccl_version = "2.20.3";
+  const auto d = build_collective(s);
+  REQUIRE(d.protocol == "ll128");
+  REQUIRE(d.protocol_nvlink == "ll");
+  CHECK(d.launch_latency == Time::from_us(6.6));
+  Time net = Time::max(), intra = Time::max();
+  for (const auto& t : d.transfers())
+    (t.src / 4 != t.dst / 4 ? net : intra) = std::min(t.src / 4 != t.dst / 4 ? net : intra, t.local_delay);
+  const std::uint32_t ar_first = 3, ag_first = 3 + 2 * 3; // steps: RS 0..2, AR 3..8, AG 9..11
+  std::size_t ar_launched = 0, ag_launched = 0;
+  for (const auto& t : d.transfers()) {
+    const bool cross = t.src / 4 != t.dst / 4;
+    if (cross && t.local_delay != net) {
+      CHECK(t.step == ar_first);
+      CHECK(t.local_delay == net + Time::from_us(14.0));
+      ++ar_launched;
+    } else if (!cross && t.local_delay != intra) {
+      CHECK(t.step == ag_first);
+      CHECK(t.local_delay == intra + Time::from_us(6.6));
+      ++ag_launched;
+    }
+  }
+  // Every rank's first step of the phase on every channel (one slice per LL step).
+  // Every send of the phase's first step (ranks x channels, less the chunks the LL128 grain leaves empty:
+  // a rank with nothing to send there starts behind one that paid the launch).
+  std::size_t ar_first_sends = 0, ag_first_sends = 0;
+  for (const auto& t : d.transfers()) {
+    ar_first_sends += t.src / 4 != t.dst / 4 && t.step == ar_first;
+    ag_first_sends += t.src / 4 == t.dst / 4 && t.step == ag_first;
+  }
+  CHECK(ar_launched == ar_first_sends);
+  CHECK(ag_launched == ag_first_sends);
+  CHECK(ar_launched >= 16 * 8 - 16);
+  CHECK(ag_launched == 16 * 8);
+  // The ring-fluid model charges the same launches before its stages.
+  const auto st = ring_stages(s);
+  REQUIRE(st);
+  REQUIRE(st->stages.size() == 3);
+  CHECK(st->launch_latency == Time::from_us(6.6));
+  CHECK(st->stages[0].launch == Time::zero());
+  CHECK(st->stages[1].launch == Time::from_us(14.0));
+  CHECK(st->stages[2].launch == Time::from_us(6.6));
+  // Without the cost model: no launch anywhere.
+  s.nccl_costs = false;
+  CHECK(build_collective(s).launch_latency == Time::zero());
+  CHECK(ring_stages(s)->stages[1].launch == Time::zero());
+}
+
 TEST_CASE("hierarchical AllReduce: each ring's own per-channel ceiling, network and NVLink") {
   // LL with the cost model on (2.22.3, Hopper, Intel host), 4 nodes x 2 GPUs, 2 channels: the inter-node ring
   // is NCCL's ring on 4 nodes (llMaxBw 20.4 GB/s), the intra-node ones its ring on one node (llMaxBw of one
