@@ -4,6 +4,7 @@
 #include "analysis/segments.hpp"
 #include "scenarios/runner.hpp"
 #include "sim/atomic_file.hpp"
+#include "sim/build_id.hpp"
 #include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/progress.hpp"
@@ -48,7 +49,10 @@ std::optional<PointResult> reuse(const std::string& path, const scen::Scenario& 
                       std::round(opt.tail_precision * 100 * 1e4) / 1e4 &&
                   old.manifest.tail_precision.value("max_iterations", std::uint64_t{0}) == opt.max_iterations
             : old.manifest.tail_precision.is_null();
-    if (old.manifest.config == s.effective && old.manifest.version == kVersion && same_target) return old;
+    // Same release and same binary: another build's models may give other numbers for the same config.
+    if (old.manifest.config == s.effective && old.manifest.version == kVersion &&
+        old.manifest.build == build_id() && same_target)
+      return old;
   } catch (const std::exception&) {
     // unreadable, from an older version or from another configuration: run the point again
   }

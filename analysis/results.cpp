@@ -275,17 +275,12 @@ CollectiveResult collective_from_json(const nlohmann::json& j) {
 
 // ---- manifest and fabric ---------------------------------------------------------------------------------
 nlohmann::json manifest_json(const scen::RunManifest& m) {
-  nlohmann::json j = {{"version", m.version},
-                      {"engine", m.engine},
-                      {"seed", m.seed},
-                      {"scenario", m.scenario},
-                      {"source", m.source},
-                      {"config", m.config},
-                      {"fabric_source", m.fabric_source},
-                      {"routing", m.routing},
-                      {"packet", m.packet},
-                      {"calibration", m.calibration},
-                      {"warnings", m.warnings}};
+  nlohmann::json j = {{"version", m.version},         {"build", m.build},
+                      {"engine", m.engine},           {"seed", m.seed},
+                      {"scenario", m.scenario},       {"source", m.source},
+                      {"config", m.config},           {"fabric_source", m.fabric_source},
+                      {"routing", m.routing},         {"packet", m.packet},
+                      {"calibration", m.calibration}, {"warnings", m.warnings}};
   if (!m.segments.is_null()) j["segments"] = m.segments;
   if (!m.tail_precision.is_null()) j["tail_precision"] = m.tail_precision;
   return j;
@@ -294,6 +289,7 @@ nlohmann::json manifest_json(const scen::RunManifest& m) {
 scen::RunManifest manifest_from_json(const nlohmann::json& j) {
   scen::RunManifest m;
   m.version = j.at("version").get<std::string>();
+  m.build = j.value("build", std::string());
   m.engine = j.at("engine").get<std::string>();
   m.seed = j.at("seed");
   m.scenario = j.at("scenario").get<std::string>();

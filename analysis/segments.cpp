@@ -3,6 +3,7 @@
 #include "analysis/tail_stats.hpp"
 #include "scenarios/runner.hpp"
 #include "sim/atomic_file.hpp"
+#include "sim/build_id.hpp"
 #include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/progress.hpp"
@@ -125,7 +126,8 @@ std::string checkpoint_hash(const scen::Scenario& s, std::uint32_t k) {
   cfg["run"]["segment_iterations"] = k;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(fnv1a64(std::string(kVersion) + "\n" + cfg.dump())));
+                static_cast<unsigned long long>(
+                    fnv1a64(std::string(kVersion) + "\n" + build_id() + "\n" + cfg.dump())));
   return hex;
 }
 

@@ -11,6 +11,7 @@
 #include "scenarios/ring_fluid.hpp"
 #include "scenarios/ring_shortcut.hpp"
 #include "scenarios/timed_faults.hpp"
+#include "sim/build_id.hpp"
 #include "sim/error.hpp"
 #include "sim/progress.hpp"
 #include "sim/rng.hpp"
@@ -723,6 +724,7 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
 RunManifest ScenarioRunner::manifest() const {
   RunManifest m;
   m.version = kVersion;
+  m.build = build_id();
   m.engine = to_string(engine_kind_);
   m.seed = s_.seed;
   m.scenario = s_.name;

@@ -123,6 +123,7 @@ std::uint64_t segment_seed(std::uint64_t seed, std::uint32_t segment);
 /// source, the routing used and the effective packet-engine settings.
 struct RunManifest {
   std::string version;
+  std::string build; ///< the binary's GNU build-id (sim/build_id.hpp); "" in results of older builds
   std::string engine;
   std::uint64_t seed = 0;
   std::string scenario, source;

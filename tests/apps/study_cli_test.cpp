@@ -208,4 +208,17 @@ TEST_CASE("whatif --engine flow in segments: the segments of all points run as p
   CHECK(fs::exists(lost));
   CHECK(without_wall_time(read_json_file((dir / "whatif.json").string())) == before);
   CHECK(point_results(dir) == study_points);
+  // A point written by another build of the same release (its manifest's build-id differs) is not reused:
+  // that build's models may give other numbers for the same configuration.
+  const auto point = dir / "points" / "3t1-static" / "results.json";
+  auto doc = read_json_file(point.string());
+  REQUIRE(doc.at("manifest").at("build").get<std::string>() != "another-build");
+  doc["manifest"]["build"] = "another-build";
+  std::ofstream(point) << doc.dump();
+  const auto rerun = ibn::test::run_cli(study);
+  INFO(rerun.out);
+  REQUIRE(rerun.code == 0);
+  CHECK(rerun.out.find("3t1-static (reused from an earlier run)") == std::string::npos);
+  CHECK(rerun.out.find("3t1-adaptive (reused from an earlier run)") != std::string::npos);
+  CHECK(read_json_file(point.string()).at("manifest").at("build") != "another-build");
 }
