@@ -329,7 +329,7 @@ struct FlowEngine::Impl {
 
   /// Pending events in (time, seq) order (a 4-ary heap: large queues of mixed times; the (t, seq) key of an
   /// Event here is its time and its transfer's or timer's sequence number, target = idx, tag = kind).
-  DaryHeap<4> queue;
+  WindowQueue queue;
   std::uint64_t next_seq = 0;
   Time now;
   simgrid::kernel::timer::Timer* armed = nullptr;

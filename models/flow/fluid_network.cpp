@@ -163,8 +163,54 @@ void FluidNetwork::fill() {
     f.new_rate = share;
     return;
   }
-  heap_.clear();
   auto share_of = [](const Link& k) { return std::max(0.0, k.left) / k.unfixed; };
+  auto fix = [&](std::uint32_t best_link, double share, std::size_t& unfixed, bool push) {
+    if (!(share > 0)) throw std::logic_error("FluidNetwork: max-min filling found no positive share");
+    for (const std::uint32_t id : links_[best_link].flows) {
+      Flow& f = flows_[id];
+      if (f.new_rate >= 0) continue;
+      f.new_rate = share;
+      --unfixed;
+      for (const std::uint32_t l : f.links) {
+        Link& k = links_[l];
+        k.left -= share;
+        if (--k.unfixed > 0 && push && l != best_link) {
+          heap_.push_back({share_of(k), k.cpos});
+          std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
+        }
+      }
+    }
+  };
+  if (comp_links_.size() <= kScanLinks) {
+    // A small component: the smallest (share, component position) by a scan of its links each round, the
+    // heap's choice without the heap (same order, same doubles).
+    for (const std::uint32_t l : comp_links_) {
+      Link& k = links_[l];
+      k.left = k.cap;
+      k.unfixed = static_cast<std::uint32_t>(k.flows.size());
+    }
+    for (const std::uint32_t id : comp_flows_) flows_[id].new_rate = -1;
+    std::size_t unfixed = comp_flows_.size();
+    while (unfixed > 0) {
+      std::uint32_t best = 0;
+      double best_share = 0;
+      bool found = false;
+      for (const std::uint32_t l : comp_links_) {
+        const Link& k = links_[l];
+        if (k.unfixed == 0) continue;
+        const double sh = share_of(k);
+        if (!found || sh < best_share) {
+          best = l;
+          best_share = sh;
+          found = true;
+        }
+      }
+      if (!found) throw std::logic_error("FluidNetwork: max-min filling ran out of links");
+      fix(best, best_share, unfixed, false);
+    }
+    return;
+  }
+  heap_.clear();
   for (std::uint32_t c = 0; c < comp_links_.size(); ++c) {
     Link& k = links_[comp_links_[c]];
     k.left = k.cap;
@@ -182,22 +228,7 @@ void FluidNetwork::fill() {
     heap_.pop_back();
     const Link& best = links_[comp_links_[top.cpos]];
     if (best.unfixed == 0 || share_of(best) != top.share) continue; // stale
-    const double share = top.share;
-    if (!(share > 0)) throw std::logic_error("FluidNetwork: max-min filling found no positive share");
-    for (const std::uint32_t id : best.flows) {
-      Flow& f = flows_[id];
-      if (f.new_rate >= 0) continue;
-      f.new_rate = share;
-      --unfixed;
-      for (const std::uint32_t l : f.links) {
-        Link& k = links_[l];
-        k.left -= share;
-        if (--k.unfixed > 0 && l != comp_links_[top.cpos]) {
-          heap_.push_back({share_of(k), k.cpos});
-          std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
-        }
-      }
-    }
+    fix(comp_links_[top.cpos], top.share, unfixed, true);
   }
 }
 

@@ -77,6 +77,7 @@ class FluidNetwork {
   void reshare(std::span<const std::uint32_t> seeds, std::int64_t now);
   void detach(std::uint32_t f);
   void fill(); ///< progressive filling over comp_links_ / comp_flows_ (into Flow::new_rate)
+  static constexpr std::size_t kScanLinks = 16; ///< components up to this many links: no heap
   struct Share {
     double share;
     std::uint32_t cpos;
