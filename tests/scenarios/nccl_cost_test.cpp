@@ -308,11 +308,9 @@ TEST_CASE("ring LL / LL128: NCCL's per-channel ceiling is each channel's stage, 
   CHECK(pass == Time::ps(52513)); // 4096 B x 8 / 624 Gb/s
 }
 
-TEST_CASE("hierarchical AllReduce: auto tunes the intra-node rings and the inter-node ring each on its own") {
-  // 4 nodes x 4 GPUs x 4 NICs of 400 Gb/s, NVLink 450 GB/s per direction, 8 channels, 1 MiB. The rings as
-  // NCCL would tune them (three NCCL calls), their inputs written out here: a ReduceScatter and an
-  // AllGather of 1 MiB over the node's 4 GPUs (one node, busBw = NVLink), and an AllReduce of 1 MiB / 4
-  // over 4 nodes of one GPU through one NIC (busBw = min(NVLink, 50 GB/s)).
+namespace {
+/// 4 nodes x 4 GPUs x 4 NICs, 8 channels, a hierarchical AllReduce of 1 MiB (the hierarchical tests below).
+CollectiveSpec hierarchical_4x4_1mib() {
   CollectiveSpec s;
   s.op = CollOp::AllReduce;
   s.algorithm = "hierarchical";
@@ -321,6 +319,16 @@ TEST_CASE("hierarchical AllReduce: auto tunes the intra-node rings and the inter
   s.nics_per_node = 4;
   s.channels = 8;
   s.size_bytes = 1 << 20;
+  return s;
+}
+} // namespace
+
+TEST_CASE("hierarchical AllReduce: auto tunes the intra-node rings and the inter-node ring each on its own") {
+  // 4 nodes x 4 GPUs x 4 NICs of 400 Gb/s, NVLink 450 GB/s per direction, 8 channels, 1 MiB. The rings as
+  // NCCL would tune them (three NCCL calls), their inputs written out here: a ReduceScatter and an
+  // AllGather of 1 MiB over the node's 4 GPUs (one node, busBw = NVLink), and an AllReduce of 1 MiB / 4
+  // over 4 nodes of one GPU through one NIC (busBw = min(NVLink, 50 GB/s)).
+  CollectiveSpec s = hierarchical_4x4_1mib();
   TuningInputs intra;
   intra.size_bytes = s.size_bytes;
   intra.ranks = 4;
@@ -415,15 +423,8 @@ TEST_CASE("hierarchical AllReduce: three NCCL calls, three launches, each its pr
   // 2.19.3 entry, ring baseLat: LL 6.6 us, LL128 14.0 us. The ReduceScatter's launch is the DAG's; the
   // AllReduce's (14.0) comes before each rank's first inter-node step, the AllGather's (6.6) before its
   // first step of the AllGather, on top of the step's own cost.
-  CollectiveSpec s;
-  s.op = CollOp::AllReduce;
-  s.algorithm = "hierarchical";
+  CollectiveSpec s = hierarchical_4x4_1mib();
   s.protocol = "auto";
-  s.ranks = 16;
-  s.gpus_per_node = 4;
-  s.nics_per_node = 4;
-  s.channels = 8;
-  s.size_bytes = 1 << 20;
   s.nccl_costs = true;
   s.nccl_version = "2.20.3";
   const auto d = build_collective(s);
