@@ -122,9 +122,12 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
       throw InputError(f + ": an OSU/IMB output; validate repeats simulates nccl-tests logs only "
                            "(calibrate fit --repeats reads OSU outputs)");
   }
-  // Base simulation per configuration: out-of-place time per size (no variability).
-  std::map<std::string, std::map<std::uint64_t, double>> base;
-  std::map<std::string, std::map<std::uint64_t, double>> base_launch; // NCCL base latency charged, us
+  // Base simulation per configuration, per size (no variability): the out-of-place time and the launch
+  // latency (NCCL's base) it charged, us.
+  struct Base {
+    double time_us = 0, launch_us = 0;
+  };
+  std::map<std::string, std::map<std::uint64_t, Base>> base;
   for (const auto& p : all) {
     if (base.count(p.run.config)) continue;
     std::set<std::uint64_t> sizes;
@@ -147,11 +150,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     };
     const auto j = nlohmann::json::parse(o.engine == "flow" ? run_in_child_process(run) : run());
     auto& m = base[p.run.config];
-    auto& l = base_launch[p.run.config];
-    for (const auto& e : j) {
-      m[e.at(0).get<std::uint64_t>()] = e.at(1).get<double>();
-      l[e.at(0).get<std::uint64_t>()] = e.at(2).get<double>();
-    }
+    for (const auto& e : j) m[e.at(0).get<std::uint64_t>()] = {e.at(1).get<double>(), e.at(2).get<double>()};
   }
 
   nlohmann::json rows = nlohmann::json::array(), runs_out = nlohmann::json::array();
@@ -176,7 +175,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     for (const auto& r : held.rows) {
       const auto& bm = base[held.config];
       const auto it = bm.find(r.size_bytes);
-      if (it == bm.end() || !(it->second > 0)) continue;
+      if (it == bm.end() || !(it->second.time_us > 0)) continue;
       // Measured spread of the configuration at this size: every run, both columns.
       std::vector<double> meas;
       std::vector<double> other_same;
@@ -208,7 +207,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
       // NCCL's base latency (in the simulated centre) already holds the typical launch jitter: as the engine
       // does with a variability model (CollectiveSpec::launch_credit), the base is credited with it, never
       // below zero.
-      const double credit = std::min(model.launch.typical(), base_launch[held.config][r.size_bytes]);
+      const double credit = std::min(model.launch.typical(), it->second.launch_us);
       auto quantiles = [&](double centre) {
         for (std::uint32_t d = 0; d < opt.draws; ++d) t[d] = (centre - credit + launch[d]) * unit[d];
         std::sort(t.begin(), t.end());
@@ -216,7 +215,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
         return std::array<double, 4>{nearest_rank(t, 0.01), nearest_rank(t, 0.5), nearest_rank(t, 0.99),
                                      nearest_rank(t, qm)};
       };
-      const auto q = quantiles(it->second);
+      const auto q = quantiles(it->second.time_us);
       auto in = [](double x, const std::array<double, 4>& qq) { return x >= qq[0] && x <= qq[2]; };
       const bool in_oop = in(r.oop_us, q), in_ip = r.ip_us > 0 && in(r.ip_us, q);
       const std::size_t np = r.ip_us > 0 ? 2 : 1;
@@ -235,7 +234,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
           {"size_bytes", r.size_bytes},
           {"measured_oop_us", r.oop_us},
           {"measured_ip_us", r.ip_us > 0 ? nlohmann::json(r.ip_us) : nlohmann::json(nullptr)},
-          {"simulated_us", round4(it->second)},
+          {"simulated_us", round4(it->second.time_us)},
           {"launch_credit_us", round4(credit)},
           {"sigma", round4(sigma)},
           {"p1_us", round4(q[0])},

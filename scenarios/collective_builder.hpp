@@ -117,10 +117,13 @@ class Builder {
       ci.ranks = n_;
       ci.nodes = nodes_;
       ci.amd_host = spec.amd_host;
-      auto c = nccl_step_costs(nccl_cost_table(spec.nccl_version), ci);
-      if (nvlink_proto != proto) { // the intra-node rings' step cost is their protocol's
+      const auto& table = nccl_cost_table(spec.nccl_version);
+      auto c = nccl_step_costs(table, ci);
+      auto cn = c; // the intra-node rings' costs: their protocol's
+      if (nvlink_proto != proto) {
         ci.protocol = proto_name(nvlink_proto);
-        c.intra_us = nccl_step_costs(nccl_cost_table(spec.nccl_version), ci).intra_us;
+        cn = nccl_step_costs(table, ci);
+        c.intra_us = cn.intra_us;
       }
       // The table's net step contains the network latency the engine charges by itself (CollectiveSpec::
       // hw_net_latency); fitted costs were measured against the simulation and are charged whole.
@@ -129,20 +132,16 @@ class Builder {
         c.base_us = spec.nccl_fitted.base_us;
         net = Time::from_us(spec.nccl_fitted.net_us);
       }
+      if (!spec.nccl_fitted.protocol.empty() && spec.nccl_fitted.protocol == proto_name(nvlink_proto))
+        cn.base_us = spec.nccl_fitted.base_us;
       Time first_base = Time::from_us(c.base_us);
       if (dag_.algorithm == "hierarchical") {
         // Three NCCL calls (ReduceScatter and AllGather inside the node, AllReduce between nodes), each with
-        // its own launch: the first before the rank's first transfer, the others before its first transfer
-        // of their phase (emit's `extra`), each the base of its own protocol.
-        auto base_of = [&](Proto p) {
-          if (spec.nccl_fitted.protocol == proto_name(p)) return Time::from_us(spec.nccl_fitted.base_us);
-          NcclCostInputs pi = ci;
-          pi.protocol = proto_name(p);
-          return Time::from_us(nccl_step_costs(nccl_cost_table(spec.nccl_version), pi).base_us);
-        };
-        first_base = base_of(nvlink_proto);
+        // its own launch of its own protocol's base: the first before the rank's first transfer, the others
+        // on the sends of their phase's first step (emit's `extra`).
+        first_base = Time::from_us(cn.base_us);
         phase_launch_nvlink_ = first_base;
-        if (nodes_ > 1) phase_launch_net_ = base_of(proto);
+        if (nodes_ > 1) phase_launch_net_ = Time::from_us(c.base_us);
       }
       // The base holds the typical launch jitter that the variability model draws on top (launch_credit;
       // one draw per execution, so credited once).

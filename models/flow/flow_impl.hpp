@@ -327,8 +327,9 @@ struct FlowEngine::Impl {
   /// In its bandwidth phase: Action* (network-model path) or ActivityImpl* (s4u path) -> xfer.
   FlatMap<const void*, PtrHash> in_network;
 
-  /// Pending events in (time, seq) order (a 4-ary heap: large queues of mixed times; the (t, seq) key of an
-  /// Event here is its time and its transfer's or timer's sequence number, target = idx, tag = kind).
+  /// Pending events in (time, seq) order (the packet engine's WindowQueue, which pops like a heap; the
+  /// (t, seq) key of an Event here is its time and its transfer's or timer's sequence number, target = idx,
+  /// tag = kind).
   WindowQueue queue;
   std::uint64_t next_seq = 0;
   Time now;

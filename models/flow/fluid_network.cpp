@@ -164,7 +164,19 @@ void FluidNetwork::fill() {
     return;
   }
   auto share_of = [](const Link& k) { return std::max(0.0, k.left) / k.unfixed; };
-  auto fix = [&](std::uint32_t best_link, double share, std::size_t& unfixed, bool push) {
+  for (std::uint32_t c = 0; c < comp_links_.size(); ++c) {
+    Link& k = links_[comp_links_[c]];
+    k.left = k.cap;
+    k.unfixed = static_cast<std::uint32_t>(k.flows.size());
+    k.cpos = c;
+  }
+  for (const std::uint32_t id : comp_flows_) flows_[id].new_rate = -1;
+  std::size_t unfixed = comp_flows_.size();
+  // A small component finds the smallest (share, component position) by a scan of its links each round:
+  // the heap's choice without the heap (same order, same doubles).
+  const bool scan = comp_links_.size() <= kScanLinks;
+  // Fixes the unfixed flows of `best_link` at `share`; with the heap, re-queues the links they cross.
+  auto fix = [&](std::uint32_t best_link, double share) {
     if (!(share > 0)) throw std::logic_error("FluidNetwork: max-min filling found no positive share");
     for (const std::uint32_t id : links_[best_link].flows) {
       Flow& f = flows_[id];
@@ -174,53 +186,37 @@ void FluidNetwork::fill() {
       for (const std::uint32_t l : f.links) {
         Link& k = links_[l];
         k.left -= share;
-        if (--k.unfixed > 0 && push && l != best_link) {
+        if (--k.unfixed > 0 && !scan && l != best_link) {
           heap_.push_back({share_of(k), k.cpos});
           std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
         }
       }
     }
   };
-  if (comp_links_.size() <= kScanLinks) {
-    // A small component: the smallest (share, component position) by a scan of its links each round, the
-    // heap's choice without the heap (same order, same doubles).
-    for (const std::uint32_t l : comp_links_) {
-      Link& k = links_[l];
-      k.left = k.cap;
-      k.unfixed = static_cast<std::uint32_t>(k.flows.size());
-    }
-    for (const std::uint32_t id : comp_flows_) flows_[id].new_rate = -1;
-    std::size_t unfixed = comp_flows_.size();
+  if (scan) {
     while (unfixed > 0) {
-      std::uint32_t best = 0;
+      const Link* best = nullptr;
+      std::uint32_t best_link = 0;
       double best_share = 0;
-      bool found = false;
       for (const std::uint32_t l : comp_links_) {
         const Link& k = links_[l];
         if (k.unfixed == 0) continue;
         const double sh = share_of(k);
-        if (!found || sh < best_share) {
-          best = l;
+        if (best == nullptr || sh < best_share) {
+          best = &k;
+          best_link = l;
           best_share = sh;
-          found = true;
         }
       }
-      if (!found) throw std::logic_error("FluidNetwork: max-min filling ran out of links");
-      fix(best, best_share, unfixed, false);
+      if (best == nullptr) throw std::logic_error("FluidNetwork: max-min filling ran out of links");
+      fix(best_link, best_share);
     }
     return;
   }
   heap_.clear();
-  for (std::uint32_t c = 0; c < comp_links_.size(); ++c) {
-    Link& k = links_[comp_links_[c]];
-    k.left = k.cap;
-    k.unfixed = static_cast<std::uint32_t>(k.flows.size());
-    k.cpos = c;
-    if (k.unfixed > 0) heap_.push_back({share_of(k), c});
-  }
+  for (std::uint32_t c = 0; c < comp_links_.size(); ++c)
+    if (const Link& k = links_[comp_links_[c]]; k.unfixed > 0) heap_.push_back({share_of(k), c});
   std::make_heap(heap_.begin(), heap_.end(), std::greater<>{});
-  for (const std::uint32_t id : comp_flows_) flows_[id].new_rate = -1;
-  std::size_t unfixed = comp_flows_.size();
   while (unfixed > 0) {
     if (heap_.empty()) throw std::logic_error("FluidNetwork: max-min filling ran out of links");
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
@@ -228,7 +224,7 @@ void FluidNetwork::fill() {
     heap_.pop_back();
     const Link& best = links_[comp_links_[top.cpos]];
     if (best.unfixed == 0 || share_of(best) != top.share) continue; // stale
-    fix(comp_links_[top.cpos], top.share, unfixed, true);
+    fix(comp_links_[top.cpos], top.share);
   }
 }
 
