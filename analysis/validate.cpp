@@ -98,6 +98,29 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
   return o;
 }
 
+std::vector<std::string> nccl_log_sets(const calib::NcclTestsRun& run, std::uint32_t nodes) {
+  std::vector<std::string> sets;
+  // The log's NCCL release selects the cost model's constants (used with nccl.costs or a profile's nccl
+  // section); a --set nccl.version given by the user comes later and wins.
+  if (!run.nccl_version.empty() && nccl_version_code(run.nccl_version) > 0)
+    sets.push_back("nccl.version=" + run.nccl_version);
+  // GPUDirect RDMA off in the log (GDR 0): the host-staging model; a --set by the user comes later and
+  // wins.
+  if (run.gdr && !*run.gdr && nodes > 1) sets.push_back("packet.gpudirect=false");
+  // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS from the log's environment lines bound the channel count.
+  for (const auto& [env, key] :
+       {std::pair<const char*, const char*>{"NCCL_MIN_NCHANNELS", "nccl.min_channels"},
+        std::pair<const char*, const char*>{"NCCL_MAX_NCHANNELS", "nccl.max_channels"}})
+    if (auto it = run.env.find(env); it != run.env.end()) sets.push_back(std::string(key) + "=" + it->second);
+  // NCCL_ALGO naming NVLS or CollNet: the measured system offered them (NCCL would otherwise not run them).
+  if (!run.algo.empty()) try {
+      for (const auto& a : scen::algorithm_names(run.algo))
+        if (a == "nvls" || a == "collnet") sets.push_back("nccl." + a + "=true");
+    } catch (const InputError&) {
+    }
+  return sets;
+}
+
 nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions& opt) {
   const auto runs = calib::parse_nccl_tests_file(log);
   if (runs.empty()) throw InputError(log + ": no nccl-tests results table found");
@@ -137,26 +160,7 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     // Simulate exactly the measured sizes.
     std::string sizes;
     for (const auto* r : measured) sizes += (sizes.empty() ? "" : ",") + std::to_string(r->size_bytes);
-    // The log's NCCL release selects the cost model's constants (used with nccl.costs or a profile's nccl
-    // section); a --set nccl.version given by the user comes later and wins.
-    o.sets.clear();
-    if (!run.nccl_version.empty() && nccl_version_code(run.nccl_version) > 0)
-      o.sets.push_back("nccl.version=" + run.nccl_version);
-    // GPUDirect RDMA off in the log (GDR 0): the host-staging model; a --set by the user comes later and
-    // wins.
-    if (run.gdr && !*run.gdr && o.nodes > 1) o.sets.push_back("packet.gpudirect=false");
-    // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS from the log's environment lines bound the channel count.
-    for (const auto& [env, key] :
-         {std::pair<const char*, const char*>{"NCCL_MIN_NCHANNELS", "nccl.min_channels"},
-          std::pair<const char*, const char*>{"NCCL_MAX_NCHANNELS", "nccl.max_channels"}})
-      if (auto it = run.env.find(env); it != run.env.end())
-        o.sets.push_back(std::string(key) + "=" + it->second);
-    // NCCL_ALGO naming NVLS or CollNet: the measured system offered them (NCCL would otherwise not run them).
-    if (!run.algo.empty()) try {
-        for (const auto& a : scen::algorithm_names(run.algo))
-          if (a == "nvls" || a == "collnet") o.sets.push_back("nccl." + a + "=true");
-      } catch (const InputError&) {
-      }
+    o.sets = nccl_log_sets(run, o.nodes);
     o.sets.insert(o.sets.end(), opt.sets.begin(), opt.sets.end());
     const std::vector<std::string> keys_set = o.sets; // from the log, then the user's --set (reported)
     o.sets.push_back("jobs[0].workload.sizes=" + sizes);

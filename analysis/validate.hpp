@@ -37,6 +37,11 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
                                         const ValidateOptions& opt,
                                         std::vector<std::string>* notes = nullptr);
 
+/// The scenario keys a measured run implies (validate nccl-tests and validate repeats set them before the
+/// user's --set): the NCCL release it prints, packet.gpudirect=false for GDR 0 across nodes, the channel
+/// bounds of NCCL_MIN/MAX_NCHANNELS, nccl.nvls / nccl.collnet when NCCL_ALGO names them.
+std::vector<std::string> nccl_log_sets(const calib::NcclTestsRun& run, std::uint32_t nodes);
+
 /// Validates every test in `log`; returns {"rows": [...], "summary": {...}, "runs": [...]}.
 nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions& opt);
 std::string validate_table(const nlohmann::json& v);

@@ -1,8 +1,10 @@
 #include "analysis/validate_repeats.hpp"
 
+#include "analysis/nccl_cost_fit.hpp"
 #include "analysis/nccl_tests.hpp"
 #include "calibration/nccl_tests_parser.hpp"
 #include "calibration/osu_parser.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/rng.hpp"
@@ -11,6 +13,8 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -85,6 +89,32 @@ double round4(double x) {
   return std::round(x * 1e4) / 1e4;
 }
 
+/// A private folder under the system's temporary directory, made on first use and removed with its files.
+class TempDir {
+ public:
+  TempDir() = default;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& path() {
+    if (dir_.empty()) {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "ibnetsim-repeats-XXXXXX").string();
+      if (mkdtemp(tmpl.data()) == nullptr)
+        throw InputError("validate repeats: cannot make a temporary folder under " +
+                         std::filesystem::temp_directory_path().string());
+      dir_ = tmpl;
+    }
+    return dir_;
+  }
+
+ private:
+  std::string dir_;
+};
+
 } // namespace
 
 std::vector<calib::RepeatRun> read_repeat_runs(const std::vector<std::string>& files) {
@@ -122,24 +152,99 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
       throw InputError(f + ": an OSU/IMB output; validate repeats simulates nccl-tests logs only "
                            "(calibrate fit --repeats reads OSU outputs)");
   }
-  // Base simulation per configuration, per size (no variability): the out-of-place time and the launch
-  // latency (NCCL's base) it charged, us.
+  // Each configuration's settings (--fabric-for, --nics-for, --set-for), from the runs they name.
+  std::map<std::string, ConfigSettings> settings;   // config -> settings
+  std::map<std::string, std::string> settings_from; // config -> the LOG that gave them
+  for (const auto& [name, cs] : opt.per_log) {
+    std::vector<std::size_t> hits;
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      const auto& f = all[k].run.file;
+      if (f == name || std::filesystem::path(f).filename().string() == name) hits.push_back(k);
+    }
+    if (hits.empty())
+      throw InputError("--fabric-for/--nics-for/--set-for " + name + ": not one of the input logs");
+    if (hits.size() > 1)
+      throw InputError("--fabric-for/--nics-for/--set-for " + name + ": names " +
+                       std::to_string(hits.size()) + " input logs; give the path");
+    const auto& config = all[hits[0]].run.config;
+    if (auto it = settings_from.find(config); it != settings_from.end())
+      throw InputError("--fabric-for/--nics-for/--set-for: " + name + " and " + it->second +
+                       " are runs of one configuration (" + config + "); give its settings once");
+    settings[config] = cs;
+    settings_from[config] = name;
+  }
+  // Base simulation per configuration (or, with fit_costs, per held-back run), per size (no variability): the
+  // out-of-place time and the launch latency (NCCL's base) it charged, us.
   struct Base {
     double time_us = 0, launch_us = 0;
   };
-  std::map<std::string, std::map<std::uint64_t, Base>> base;
-  for (const auto& p : all) {
-    if (base.count(p.run.config)) continue;
+  std::map<std::string, std::map<std::uint64_t, Base>> base; // config or file -> size -> base
+  std::map<std::string, nlohmann::json> fits;                // file -> fitted costs (fit_costs)
+  std::map<std::string, std::string> unfitted;               // file -> why its costs could not be fitted
+  TempDir tmp;
+  for (std::size_t h = 0; h < all.size(); ++h) {
+    const auto& p = all[h];
+    const std::string key = opt.fit_costs ? p.run.file : p.run.config;
+    if (base.count(key)) continue;
     std::set<std::uint64_t> sizes;
     for (const auto& q : all)
       if (q.run.config == p.run.config)
         for (const auto& r : q.run.rows)
           if (r.size_bytes <= opt.max_bytes && r.size_bytes > 0) sizes.insert(r.size_bytes);
     if (sizes.empty()) throw InputError(p.run.file + ": no size at or below --max-bytes to compare");
-    NcclTestsOptions o = nccl_tests_options_for(*p.nccl, p.run.file, opt.sim);
+    const ConfigSettings& cs = settings[p.run.config];
+    ValidateOptions sim = opt.sim;
+    if (!cs.fabric.empty()) sim.fabric = cs.fabric;
+    if (cs.nics_per_node) sim.nics_per_node = cs.nics_per_node;
+    std::vector<std::string> sets = cs.sets;
+    sets.insert(sets.end(), opt.sim.sets.begin(), opt.sim.sets.end());
+    if (opt.fit_costs) {
+      std::vector<std::string> twins;
+      for (std::size_t k = 0; k < all.size(); ++k)
+        if (k != h && all[k].run.config == p.run.config) twins.push_back(all[k].run.file);
+      if (twins.empty()) {
+        unfitted[p.run.file] = "--fit-costs: no other run of its configuration to fit NCCL's costs on";
+        continue;
+      }
+      NcclFitOptions nf;
+      nf.max_bytes = opt.fit_max_bytes;
+      nf.engine = sim.engine;
+      nf.fabric = sim.fabric;
+      nf.nics_per_node = sim.nics_per_node;
+      nf.sets = sets;
+      std::vector<std::string> warnings;
+      calib::NcclCostFit fit;
+      try {
+        fit = fit_nccl_cost_section(twins, nf, warnings);
+      } catch (const InputError& e) {
+        unfitted[p.run.file] = std::string("--fit-costs: ") + e.what();
+        continue;
+      }
+      calib::Profile prof;
+      if (!opt.sim.profile.empty()) {
+        prof = calib::Profile::load(opt.sim.profile);
+      } else {
+        prof.generator = "ibnetsim validate repeats --fit-costs";
+        prof.link_rate_source = "unknown";
+        prof.warnings.push_back("no perftest input: the device settings are the engine defaults");
+      }
+      prof.nccl = fit;
+      sim.profile = tmp.path() + "/profile-" + std::to_string(h) + ".json";
+      write_file_atomic(sim.profile,
+                        prof.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+      fits[p.run.file] = {{"fitted_on", twins},
+                          {"protocol", fit.protocol},
+                          {"base_us", round4(fit.base.value)},
+                          {"base_fixed", fit.base_fixed},
+                          {"net_step_us", round4(fit.net_step.value)},
+                          {"rows", fit.base.points},
+                          {"warnings", warnings}};
+    }
+    NcclTestsOptions o = nccl_tests_options_for(*p.nccl, p.run.file, sim);
     std::string list;
     for (const auto s : sizes) list += (list.empty() ? "" : ",") + std::to_string(s);
-    o.sets = opt.sim.sets;
+    o.sets = nccl_log_sets(*p.nccl, o.nodes);
+    o.sets.insert(o.sets.end(), sets.begin(), sets.end());
     o.sets.push_back("jobs[0].workload.sizes=" + list);
     o.min_bytes = *sizes.begin();
     o.max_bytes = *sizes.rbegin();
@@ -149,7 +254,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
       return a.dump();
     };
     const auto j = nlohmann::json::parse(o.engine == "flow" ? run_in_child_process(run) : run());
-    auto& m = base[p.run.config];
+    auto& m = base[key];
     for (const auto& e : j) m[e.at(0).get<std::uint64_t>()] = {e.at(1).get<double>(), e.at(2).get<double>()};
   }
 
@@ -162,6 +267,17 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     for (std::size_t k = 0; k < all.size(); ++k)
       if (k != h) others.push_back(all[k].run);
     nlohmann::json info = {{"file", held.file}, {"config", held.config}, {"iters", held.iters}};
+    if (auto it = settings_from.find(held.config); it != settings_from.end()) {
+      const auto& cs = settings.at(held.config);
+      info["settings"] = {
+          {"from", it->second}, {"fabric", cs.fabric}, {"nics_per_node", cs.nics_per_node}, {"set", cs.sets}};
+    }
+    if (auto it = unfitted.find(held.file); it != unfitted.end()) {
+      info["error"] = it->second;
+      runs_out.push_back(info);
+      continue;
+    }
+    if (auto it = fits.find(held.file); it != fits.end()) info["nccl_fit"] = it->second;
     calib::VariabilityModel model;
     try {
       model = calib::fit_variability(others, opt.fit);
@@ -173,7 +289,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     std::size_t hp = 0, hi = 0, hrp = 0, hri = 0;
     std::vector<double> herr, hmerr;
     for (const auto& r : held.rows) {
-      const auto& bm = base[held.config];
+      const auto& bm = base[opt.fit_costs ? held.file : held.config];
       const auto it = bm.find(r.size_bytes);
       if (it == bm.end() || !(it->second.time_us > 0)) continue;
       // Measured spread of the configuration at this size: every run, both columns.
@@ -292,6 +408,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     throw InputError("validate repeats: no held-back run could be compared (see each run's error)");
   nlohmann::json summary = {
       {"points", points},
+      {"fit_costs", opt.fit_costs},
       {"coverage_pct", std::round(1000.0 * static_cast<double>(inside) / static_cast<double>(points)) / 10},
       {"target_coverage_pct", 80},
       {"target_ratio_error_pct", 30}};

@@ -2,6 +2,7 @@
 // fit: perftest outputs -> profile JSON (calibration/fit.hpp); check: re-run the measured tests in the
 // packet engine with a profile (scenarios/calibrate_check.hpp); measure: run real perftest on a testbed
 // (calibration/measure.hpp).
+#include "analysis/nccl_cost_fit.hpp"
 #include "analysis/validate.hpp"
 #include "analysis/validate_repeats.hpp"
 #include "apps/commands.hpp"
@@ -9,7 +10,6 @@
 #include "calibration/measure.hpp"
 #include "calibration/nccl_tests_parser.hpp"
 #include "scenarios/calibrate_check.hpp"
-#include "scenarios/nccl_cost.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <sstream>
 
@@ -72,6 +71,8 @@ struct FitOpts {
   std::string nccl_max_bytes = "64K";
   std::string nccl_engine = "packet";
   std::string nccl_fabric;
+  std::uint32_t nccl_nics = 0;
+  std::vector<std::string> nccl_sets;
   std::vector<std::string> repeats;
   std::string base;
 };
@@ -83,92 +84,6 @@ bool is_nccl_tests_log(const std::string& file, const std::string& content) {
   } catch (const InputError&) {
     return false;
   }
-}
-
-/// The NCCL cost fit (docs/calibration.md, "NCCL costs"): every nccl-tests log is simulated without NCCL's
-/// software costs up to `max_bytes`; the per-row difference measured - simulated, less NCCL's intra-node
-/// step costs, is fitted as base + net_steps x net_step (calib::fit_nccl_costs).
-calib::NcclCostFit fit_nccl_section(const std::vector<std::string>& logs, const FitOpts& o,
-                                    std::vector<std::string>& warnings) {
-  const std::uint64_t max_bytes = parse_size_bytes(o.nccl_max_bytes, "--nccl-max-bytes");
-  struct Row {
-    calib::NcclCostPoint point;
-    std::string protocol, algorithm;
-    double base_prior = 0;
-  };
-  std::vector<Row> rows;
-  std::string version;
-  calib::NcclCostFit out;
-  for (const auto& log : logs) {
-    analysis::ValidateOptions v;
-    v.engine = o.nccl_engine;
-    v.fabric = o.nccl_fabric;
-    v.iters = 2;
-    v.warmup = 1;
-    v.max_bytes = max_bytes;
-    // The residual is what the engine leaves out: simulate without NCCL's costs (nccl.costs is on by
-    // default), or the fit would see the table's costs already charged and fit them again as ~0.
-    v.sets = {"nccl.costs=false"};
-    const auto j = analysis::validate_nccl_tests(log, v);
-    std::string log_version;
-    for (const auto& r : j.at("runs"))
-      if (log_version.empty()) log_version = r.value("nccl_version", std::string());
-    if (!log_version.empty() && version.empty()) version = log_version;
-    if (!log_version.empty() && log_version != version)
-      warnings.push_back(log + ": NCCL " + log_version + " while an earlier log has " + version +
-                         "; the fit mixes them under " + version);
-    const auto& table = scen::nccl_cost_table(log_version, log);
-    std::size_t used = 0;
-    for (const auto& r : j.at("rows")) {
-      const auto op = scen::parse_coll_op(
-          r.at("test").get<std::string>().substr(0, r.at("test").get<std::string>().size() - 5), log);
-      const std::string algo = r.at("algorithm"), proto = r.at("protocol");
-      const std::uint32_t gpn = r.at("gpus_per_node"), nodes = r.at("nodes");
-      const auto counts = scen::nccl_step_counts(table, op, algo, gpn * nodes, nodes);
-      scen::NcclCostInputs ci;
-      ci.algorithm = algo;
-      ci.protocol = proto;
-      ci.ranks = gpn * nodes;
-      ci.nodes = nodes;
-      const auto costs = scen::nccl_step_costs(table, ci);
-      Row row;
-      row.point.net_steps = counts.net;
-      row.point.size_bytes = r.at("size_bytes").get<double>();
-      row.point.residual_us = r.at("measured_time_us").get<double>() -
-                              r.at("simulated_time_us").get<double>() - counts.intra * costs.intra_us;
-      row.protocol = proto;
-      row.algorithm = algo;
-      row.base_prior = costs.base_us;
-      rows.push_back(row);
-      ++used;
-    }
-    out.sources.push_back(log + " (" + std::to_string(used) + " rows <= " + format_size(max_bytes) + ")");
-  }
-  // The protocol most rows ran in (small sizes: LL as a rule); the fit covers that protocol only.
-  std::map<std::string, std::size_t> per_proto;
-  for (const auto& r : rows) ++per_proto[r.protocol];
-  std::string proto;
-  std::size_t best = 0;
-  for (const auto& [p, n] : per_proto)
-    if (n > best) proto = p, best = n;
-  std::vector<calib::NcclCostPoint> pts;
-  double prior = 0;
-  for (const auto& r : rows)
-    if (r.protocol == proto) {
-      if (pts.empty()) prior = r.base_prior;
-      pts.push_back(r.point);
-    }
-  if (pts.size() < rows.size())
-    warnings.push_back("NCCL cost fit: " + std::to_string(rows.size() - pts.size()) +
-                       " row(s) in another protocol than " + proto + " left out");
-  const auto e = calib::fit_nccl_costs(pts, prior);
-  out.version = version;
-  out.protocol = proto;
-  out.base = {e.base_us, "us", e.r2, e.max_residual_us, "us", e.points};
-  out.net_step = {e.net_step_us, "us", e.r2, e.max_residual_us, "us", e.points};
-  out.base_fixed = e.base_fixed;
-  out.max_bytes = max_bytes;
-  return out;
 }
 
 void run_fit(const FitOpts& o) {
@@ -249,7 +164,13 @@ void run_fit(const FitOpts& o) {
       in.tests.push_back("nccl-tests");
       p.inputs.push_back(in);
     }
-    p.nccl = fit_nccl_section(nccl_logs, o, p.warnings);
+    analysis::NcclFitOptions nf;
+    nf.max_bytes = parse_size_bytes(o.nccl_max_bytes, "--nccl-max-bytes");
+    nf.engine = o.nccl_engine;
+    nf.fabric = o.nccl_fabric;
+    nf.nics_per_node = o.nccl_nics;
+    nf.sets = o.nccl_sets;
+    p.nccl = analysis::fit_nccl_cost_section(nccl_logs, nf, p.warnings);
   }
   if (!o.repeats.empty()) p.variability = analysis::fit_repeats(o.repeats, {});
   // Bytes that are not UTF-8 in the inputs (a device name, a file name) become U+FFFD in the profile.
@@ -424,6 +345,12 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   fit->add_option("--nccl-fabric", f->nccl_fabric,
                   "nccl-tests inputs: fabric of the simulations (default: a non-blocking NDR fat-tree)");
+  fit->add_option(
+      "--nccl-nics", f->nccl_nics,
+      "nccl-tests inputs: NICs per node of the simulations (default: from the log, else one per GPU)");
+  fit->add_option("--nccl-set", f->nccl_sets,
+                  "nccl-tests inputs: KEY=VALUE scenario override of the simulations (repeatable), e.g. "
+                  "nccl.version=2.8.4 for logs that print no release");
   fit->add_option("--max-segments", f->max_segments, "most latency segments to try (1..8)")
       ->capture_default_str();
   fit->callback([f] { run_fit(*f); });

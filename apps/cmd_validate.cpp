@@ -124,8 +124,46 @@ void add_validate_command(CLI::App& app) {
   rep->add_option("--draws", rp->draws, "Monte Carlo runs per size")->capture_default_str();
   rep->add_option("--max-bytes", *rmax, "compare sizes up to this (simulation cost)")->capture_default_str();
   rep->add_option("--set", rp->sim.sets, "override a scenario key of the base simulation (repeatable)");
+  auto rfabric_for = std::make_shared<std::vector<std::string>>();
+  auto rnics_for = std::make_shared<std::vector<std::string>>();
+  auto rset_for = std::make_shared<std::vector<std::string>>();
+  auto rfit_max = std::make_shared<std::string>("64K");
+  rep->add_option("--fabric-for", *rfabric_for,
+                  "LOG=FABRIC: the fabric of LOG's configuration (LOG: an input, by path or file name; "
+                  "repeatable)");
+  rep->add_option("--nics-for", *rnics_for, "LOG=K: NICs per node of LOG's configuration (repeatable)");
+  rep->add_option(
+      "--set-for", *rset_for,
+      "LOG=KEY=VALUE: a scenario key of LOG's configuration, e.g. nccl.version=2.8.4 (repeatable)");
+  rep->add_flag("--fit-costs", rp->fit_costs,
+                "fit NCCL's costs per held-back run on the other runs of its configuration (as calibrate fit "
+                "does from nccl-tests logs) and simulate it with them");
+  rep->add_option("--fit-max-bytes", *rfit_max, "with --fit-costs: fit on rows up to this size")
+      ->capture_default_str();
   rep->add_flag("--json", *rjson, "print JSON rows, per-run results and summary");
-  rep->callback([rp, rlogs, rjson, rloo, rmax] {
+  rep->callback([rp, rlogs, rjson, rloo, rmax, rfabric_for, rnics_for, rset_for, rfit_max] {
+    auto split = [](const std::string& opt, const std::string& v) {
+      const auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        throw InputError(opt + ": expected LOG=VALUE, got '" + v + "'");
+      return std::pair{v.substr(0, eq), v.substr(eq + 1)};
+    };
+    for (const auto& v : *rfabric_for) {
+      const auto [log, f] = split("--fabric-for", v);
+      rp->per_log[log].fabric = f;
+    }
+    for (const auto& v : *rnics_for) {
+      const auto [log, k] = split("--nics-for", v);
+      rp->per_log[log].nics_per_node = static_cast<std::uint32_t>(parse_positive_int(k, "--nics-for " + v));
+    }
+    for (const auto& v : *rset_for) {
+      const auto [log, kv] = split("--set-for", v);
+      if (kv.find('=') == std::string::npos) throw InputError("--set-for " + v + ": expected LOG=KEY=VALUE");
+      rp->per_log[log].sets.push_back(kv);
+    }
+    if (!rp->fit_costs && rfit_max->compare("64K") != 0)
+      throw InputError("--fit-max-bytes: only with --fit-costs");
+    rp->fit_max_bytes = parse_size_bytes(*rfit_max, "--fit-max-bytes");
     if (!*rloo) throw InputError("validate repeats: --leave-one-out is required (the only mode)");
     if (rp->draws < 100) throw InputError("--draws: at least 100 (p1 and p99 need them)");
     if (rp->sim.iters == 0) throw InputError("-n: at least one iteration");

@@ -524,18 +524,12 @@ Profile fit_profile(const std::vector<FitSource>& sources, const FitOptions& opt
   return p;
 }
 
-NcclCostEstimate fit_nccl_costs(const std::vector<NcclCostPoint>& points, double base_prior_us) {
-  if (points.size() < 3)
-    throw InputError("NCCL cost fit: " + std::to_string(points.size()) +
-                     " small-size row(s); at least 3 are needed");
-  bool any_net = false;
+namespace {
+
+/// fit_nccl_costs on every point given (no outlier test).
+NcclCostEstimate fit_nccl_costs_once(const std::vector<NcclCostPoint>& points, double base_prior_us) {
   double lo = points.front().net_steps, hi = lo;
-  for (const auto& p : points) {
-    any_net = any_net || p.net_steps > 0;
-    lo = std::min(lo, p.net_steps), hi = std::max(hi, p.net_steps);
-  }
-  if (!any_net)
-    throw InputError("NCCL cost fit: no row crosses nodes (single-node runs have no network step to fit)");
+  for (const auto& p : points) lo = std::min(lo, p.net_steps), hi = std::max(hi, p.net_steps);
   NcclCostEstimate e;
   e.points = points.size();
   e.base_fixed = hi - lo < 0.5;
@@ -586,6 +580,49 @@ NcclCostEstimate fit_nccl_costs(const std::vector<NcclCostPoint>& points, double
   }
   e.r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
   return e;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const auto m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+} // namespace
+
+NcclCostEstimate fit_nccl_costs(const std::vector<NcclCostPoint>& points, double base_prior_us) {
+  if (points.size() < 3)
+    throw InputError("NCCL cost fit: " + std::to_string(points.size()) +
+                     " small-size row(s); at least 3 are needed");
+  bool any_net = false;
+  for (const auto& p : points) any_net = any_net || p.net_steps > 0;
+  if (!any_net)
+    throw InputError("NCCL cost fit: no row crosses nodes (single-node runs have no network step to fit)");
+  NcclCostEstimate e = fit_nccl_costs_once(points, base_prior_us);
+  // A row far slower than the fit says is a slow iteration in nccl-tests' average (the variability model's
+  // tail, docs/calibration.md "Variability"), not a cost: rows more than kSlowRowSds robust standard
+  // deviations (1.4826 x the median absolute deviation of the fit's residuals) above the fit are left out and
+  // the rest refitted once.
+  constexpr double kSlowRowSds = 6.0;
+  std::vector<double> dev;
+  for (const auto& p : points)
+    dev.push_back(p.residual_us -
+                  (e.base_us + e.net_step_us * p.net_steps + e.slope_us_per_byte * p.size_bytes));
+  const double med = median_of(dev);
+  std::vector<double> abs_dev;
+  for (const double d : dev) abs_dev.push_back(std::abs(d - med));
+  const double sd = 1.4826 * median_of(abs_dev);
+  if (!(sd > 0)) return e;
+  std::vector<NcclCostPoint> kept;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (dev[i] - med <= kSlowRowSds * sd) kept.push_back(points[i]);
+  if (kept.size() == points.size() || kept.size() < 3) return e;
+  bool kept_net = false;
+  for (const auto& p : kept) kept_net = kept_net || p.net_steps > 0;
+  if (!kept_net) return e;
+  NcclCostEstimate r = fit_nccl_costs_once(kept, base_prior_us);
+  r.slow_rows = points.size() - kept.size();
+  return r;
 }
 
 } // namespace ibn::calib

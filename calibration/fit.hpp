@@ -105,13 +105,15 @@ struct NcclCostPoint {
 /// residual = base + net_steps x net_step + size x c, least squares (Eigen, column-pivoting QR); c absorbs
 /// a size trend and is not kept. With fewer than two distinct step counts base and net_step cannot be told
 /// apart: base is held at `base_prior_us` (NCCL's table value) and only net_step and c are fitted
-/// (base_fixed). Negative estimates are clamped to 0 (and the other parameter refitted). InputError when
-/// there are fewer than 3 points or no point has a network step.
+/// (base_fixed). Negative estimates are clamped to 0 (and the other parameter refitted). Rows more than 6
+/// robust standard deviations slower than the fit (a slow iteration in the average) are left out and the rest
+/// refitted once (`slow_rows`). InputError when there are fewer than 3 points or no point has a network step.
 struct NcclCostEstimate {
   double base_us = 0, net_step_us = 0, slope_us_per_byte = 0;
   bool base_fixed = false;
   double r2 = 0, max_residual_us = 0;
-  std::size_t points = 0;
+  std::size_t points = 0;    ///< rows the estimate rests on
+  std::size_t slow_rows = 0; ///< rows left out as slow iterations
 };
 NcclCostEstimate fit_nccl_costs(const std::vector<NcclCostPoint>& points, double base_prior_us);
 

@@ -135,3 +135,30 @@ TEST_CASE("validate nccl-tests: the net step is credited with the engine's own n
   const std::string off = "--set nccl.costs=false";
   CHECK(first_row_us(off + " " + slow_nic) - first_row_us(off) == doctest::Approx(1.0).epsilon(0.01));
 }
+
+TEST_CASE("calibrate fit --nccl-set / --nccl-nics: a log that prints no NCCL release is fitted under the one "
+          "given") {
+  // The ABCI logs print no version (their SOURCES.md row says 2.8.4): without --nccl-set the fit has none and
+  // prices the intra-node steps with the reference table; with it, the profile records 2.8.4 and its table's
+  // base (tree LL baseLat of 2.8: 4.4 us, held: one step count).
+  const auto dir = ibn::test::scratch_dir("nccl-costs-set");
+  const std::string abci =
+      kData +
+      "/nccl-tests/a100-hdr200x4-ib-2node-16gpu-all_reduce-4B-32M-ibcudasupport-abci-aist-job7109619.log";
+  const auto plain = (dir / "plain.json").string(), set = (dir / "set.json").string();
+  REQUIRE(ibn::test::run_cli("calibrate fit " + abci + " -o " + plain).code == 0);
+  const auto r =
+      ibn::test::run_cli("calibrate fit " + abci + " --nccl-set nccl.version=2.8.4 --nccl-nics 4 -o " + set);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto p0 = ibn::test::read_json_file(plain), p1 = ibn::test::read_json_file(set);
+  CHECK(p0.at("nccl").at("version") == "");
+  CHECK(p1.at("nccl").at("version") == "2.8.4");
+  CHECK(p1.at("nccl").at("base").at("value").get<double>() == doctest::Approx(4.4));
+  CHECK(p1.at("nccl").at("net_step").at("value").get<double>() !=
+        doctest::Approx(p0.at("nccl").at("net_step").at("value").get<double>()));
+  // A key that is not a scenario key is exit 2 naming it.
+  const auto bad = ibn::test::run_cli("calibrate fit " + abci + " --nccl-set nccl.nosuch=1 -o " + set);
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("nccl.nosuch") != std::string::npos);
+}

@@ -120,6 +120,83 @@ TEST_CASE("validate repeats --leave-one-out: rows, per-run coverage and ratio er
   CHECK(o.out.find(osu) != std::string::npos);
 }
 
+TEST_CASE("validate repeats: per-configuration fabric and keys, and NCCL costs fitted on the other runs") {
+  const auto hdr = (ibn::test::scratch_dir("var-per-config") / "hdr.json").string();
+  REQUIRE(ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 64 --hosts 64 --rate HDR -o " + hdr)
+              .code == 0);
+  const std::string logs =
+      kAbciA + " " + kAbciB + " " + kSnelA + " " + kSnelB + " --leave-one-out -n 2 --draws 400 --json";
+  auto sim_at = [](const nlohmann::json& j, const std::string& file, std::uint64_t size) {
+    for (const auto& r : j.at("rows"))
+      if (r.at("held_back") == file && r.at("size_bytes") == size) return r.at("simulated_us").get<double>();
+    return -1.0;
+  };
+  const auto plain = ibn::test::run_cli("validate repeats " + logs + " --max-bytes 32M");
+  REQUIRE(plain.code == 0);
+  const auto pj = nlohmann::json::parse(plain.out);
+  // The ABCI runs on HDR with 4 NICs per node (named by file name), the Snellius runs as before.
+  const std::string abci_name = kAbciB.substr(kAbciB.rfind('/') + 1);
+  const auto per = ibn::test::run_cli("validate repeats " + logs + " --max-bytes 32M --fabric-for " +
+                                      abci_name + "=" + hdr + " --nics-for " + abci_name + "=4 --set-for " +
+                                      abci_name + "=nccl.version=2.8.4");
+  INFO(per.out);
+  REQUIRE(per.code == 0);
+  const auto jj = nlohmann::json::parse(per.out);
+  // 32 MiB over four HDR ports (4 x 25 GB/s) instead of eight NDR ones (8 x 50 GB/s): slower, for both ABCI
+  // runs (one configuration), and the Snellius runs unchanged.
+  const double before = sim_at(pj, kAbciA, 33554432), after = sim_at(jj, kAbciA, 33554432);
+  CHECK(after > 1.5 * before);
+  CHECK(sim_at(jj, kAbciB, 33554432) == doctest::Approx(after));
+  CHECK(sim_at(jj, kSnelA, 33554432) == doctest::Approx(sim_at(pj, kSnelA, 33554432)));
+  bool named = false;
+  for (const auto& run : jj.at("runs"))
+    if (run.at("file") == kAbciA) {
+      named = run.at("settings").at("from") == abci_name && run.at("settings").at("nics_per_node") == 4;
+    }
+  CHECK(named);
+  // --fit-costs: each held-back run simulated with costs fitted on the other run of its configuration only.
+  const auto fit = ibn::test::run_cli("validate repeats " + logs + " --max-bytes 64K --fit-costs");
+  INFO(fit.out);
+  REQUIRE(fit.code == 0);
+  const auto fj = nlohmann::json::parse(fit.out);
+  CHECK(fj.at("summary").at("fit_costs") == true);
+  for (const auto& run : fj.at("runs")) {
+    REQUIRE(run.contains("nccl_fit"));
+    const auto& on = run.at("nccl_fit").at("fitted_on");
+    REQUIRE(on.size() == 1);
+    CHECK(on[0] != run.at("file")); // never the held-back run
+    const std::string f = run.at("file");
+    const std::string twin = f == kAbciA ? kAbciB : f == kAbciB ? kAbciA : f == kSnelA ? kSnelB : kSnelA;
+    CHECK(on[0] == twin);
+    CHECK(run.at("nccl_fit").at("net_step_us").get<double>() >= 0);
+  }
+  // The two Snellius fits differ (each run its own twin's costs), so the held-back runs' simulations do.
+  CHECK(sim_at(fj, kSnelA, 8) != doctest::Approx(sim_at(fj, kSnelB, 8)));
+  // A configuration with one run has nothing to fit on: reported, not compared.
+  const auto abci4 =
+      data("nccl-tests/a100-hdr200x4-ib-4node-32gpu-all_reduce-4B-32M-abci-aist-job7194285.log");
+  const auto lone =
+      ibn::test::run_cli("validate repeats " + logs + " " + abci4 + " --max-bytes 4K --fit-costs");
+  REQUIRE(lone.code == 0);
+  const auto lj = nlohmann::json::parse(lone.out);
+  bool reported = false;
+  for (const auto& run : lj.at("runs"))
+    if (run.at("file") == abci4)
+      reported =
+          run.at("error").get<std::string>().find("no other run of its configuration") != std::string::npos;
+  CHECK(reported);
+  // Bad settings: a LOG that is not an input, two settings for one configuration, no '='.
+  const auto unknown = ibn::test::run_cli("validate repeats " + logs + " --fabric-for nosuch.log=" + hdr);
+  CHECK(unknown.code == 2);
+  CHECK(unknown.out.find("nosuch.log") != std::string::npos);
+  const auto twice = ibn::test::run_cli("validate repeats " + logs + " --nics-for " + kAbciA +
+                                        "=4 --nics-for " + kAbciB + "=2");
+  CHECK(twice.code == 2);
+  CHECK(twice.out.find("one configuration") != std::string::npos);
+  CHECK(ibn::test::run_cli("validate repeats " + logs + " --set-for " + kAbciA + "=nccl.costs").code == 2);
+  CHECK(ibn::test::run_cli("validate repeats " + logs + " --fit-max-bytes 1K").code == 2);
+}
+
 TEST_CASE("whatif --stragglers: one point per token, each row names it, bad tokens exit 2") {
   const auto dir = ibn::test::scratch_dir("var-whatif");
   const nlohmann::json scenario = {

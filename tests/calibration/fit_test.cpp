@@ -259,7 +259,34 @@ TEST_CASE("NCCL cost fit: base and per-step network cost recovered from syntheti
   CHECK(e.base_fixed);
   CHECK(e.base_us == doctest::Approx(10));
   CHECK(e.net_step_us == doctest::Approx(2.25));
+  CHECK(e.slow_rows == 0);
   // Errors: too few rows; no network step.
   CHECK_THROWS_AS(calib::fit_nccl_costs({{1, 8, 1}, {1, 16, 1}}, 0), InputError);
   CHECK_THROWS_AS(calib::fit_nccl_costs({{0, 8, 1}, {0, 16, 1}, {0, 32, 1}}, 0), InputError);
+}
+
+TEST_CASE("NCCL cost fit: a row far slower than the others is a slow iteration, not a cost") {
+  // One step count (base held at the prior 6.8 us): residual = 6.8 + 2 x 1.4 us with a little noise, and one
+  // row 68 us slower (a nccl-tests average holding one slow iteration, as the Snellius 16 KiB row does). The
+  // noise's robust sd is ~0.1 us, so the slow row is hundreds of sds out: left out, and the rest give 1.4.
+  std::vector<calib::NcclCostPoint> pts;
+  const double noise[] = {0.05, -0.1, 0.12, -0.04, 0.0, 0.08, -0.11, 0.03, -0.06, 0.1};
+  double size = 8;
+  for (double n : noise) {
+    pts.push_back({2.0, size, 6.8 + 2 * 1.4 + n});
+    size *= 2;
+  }
+  pts[7].residual_us += 68; // 1 KiB
+  const auto e = calib::fit_nccl_costs(pts, 6.8);
+  CHECK(e.slow_rows == 1);
+  CHECK(e.points == 9);
+  CHECK(e.net_step_us == doctest::Approx(1.4).epsilon(0.05));
+  // Kept, the same rows would have given a net step several us too high.
+  pts.erase(pts.begin() + 7);
+  const auto clean = calib::fit_nccl_costs(pts, 6.8);
+  CHECK(clean.slow_rows == 0);
+  CHECK(clean.net_step_us == doctest::Approx(e.net_step_us));
+  // Rows faster than the fit are never dropped (a fast row is not a slow iteration).
+  pts[3].residual_us -= 30;
+  CHECK(calib::fit_nccl_costs(pts, 6.8).slow_rows == 0);
 }
