@@ -16,7 +16,8 @@ calib::NcclCostFit fit_nccl_cost_section(const std::vector<std::string>& logs, c
     std::string protocol;
     double base_prior = 0;
   };
-  // A release the user names (--set nccl.version=...) stands in for a log that prints none.
+  // A release the user names (--set nccl.version=...) replaces the one a log prints (as validate's --set
+  // does).
   std::string set_version;
   for (const auto& s : opt.sets)
     if (s.rfind("nccl.version=", 0) == 0) set_version = s.substr(13);
@@ -39,7 +40,7 @@ calib::NcclCostFit fit_nccl_cost_section(const std::vector<std::string>& logs, c
     std::string log_version;
     for (const auto& r : j.at("runs"))
       if (log_version.empty()) log_version = r.value("nccl_version", std::string());
-    if (log_version.empty()) log_version = set_version;
+    if (!set_version.empty()) log_version = set_version; // the user's release wins, as in validate's --set
     if (!log_version.empty() && version.empty()) version = log_version;
     if (!log_version.empty() && log_version != version)
       warnings.push_back(log + ": NCCL " + log_version + " while an earlier log has " + version +
@@ -88,6 +89,14 @@ calib::NcclCostFit fit_nccl_cost_section(const std::vector<std::string>& logs, c
     warnings.push_back("NCCL cost fit: " + std::to_string(rows.size() - pts.size()) +
                        " row(s) in another protocol than " + proto + " left out");
   const auto e = calib::fit_nccl_costs(pts, prior);
+  if (e.net_step_us == 0 && e.points > 0)
+    warnings.push_back(
+        "NCCL cost fit: the net step came out negative and is held at 0 (the simulation without "
+        "NCCL's costs is already as slow as the measurement at these sizes: check the fabric and "
+        "NICs given for the simulations)");
+  if (e.r2 < 0.5)
+    warnings.push_back("NCCL cost fit: R^2 " + std::to_string(e.r2).substr(0, 6) +
+                       ": base + steps x net step explains little of the measured rows");
   if (e.slow_rows)
     warnings.push_back("NCCL cost fit: " + std::to_string(e.slow_rows) +
                        " row(s) more than 6 robust sds slower than the fit left out as slow iterations");

@@ -59,6 +59,12 @@ nlohmann::json nccl_tests_scenario(const NcclTestsOptions& o) {
   const auto& ti = info_of(o.test);
   if (o.nodes == 0 || o.gpus_per_node == 0) throw InputError("--nodes and -g must be at least 1");
   if (o.iters == 0) throw InputError("-n: at least one iteration");
+  // Out-of-place and in-place each run -n iterations: 2 x -n in the scenario, whose key allows 1e9.
+  if (o.iters > 500000000u) throw InputError("-n: " + std::to_string(o.iters) + " (at most 500,000,000)");
+  if (static_cast<std::uint64_t>(o.nodes) * o.gpus_per_node < 2)
+    throw InputError(
+        "--nodes x -g: one rank; a collective needs at least two (nccl-tests prints no bandwidth "
+        "for one rank)");
   const std::uint32_t nics = o.nics_per_node ? o.nics_per_node : o.gpus_per_node;
   const std::uint32_t ranks = o.nodes * o.gpus_per_node;
   nlohmann::json sizes = nlohmann::json::array();

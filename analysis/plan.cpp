@@ -312,6 +312,41 @@ nlohmann::json run_plan(const PlanOptions& opt) {
         "on "
         "an oversubscribed fabric, docs/flow-engine.md \"Ring fluid\"): " +
         fluid_names);
+  // The bill of materials' warnings (parts counted but not priced, ...), once each with the designs they hold
+  // for: a cost without them would read as complete.
+  {
+    std::vector<std::pair<std::string, std::string>> warned; // warning -> design names, in order
+    for (const auto& d : designs)
+      for (const auto& w : d.bom.warnings) {
+        auto it = std::find_if(warned.begin(), warned.end(), [&](const auto& x) { return x.first == w; });
+        if (it == warned.end())
+          warned.emplace_back(w, d.name);
+        else
+          it->second += ", " + d.name;
+      }
+    for (const auto& [w, names] : warned) notes.push_back("bill of materials of " + names + ": " + w);
+  }
+  // Designs whose workload never crossed a leaf's uplinks (results' links.by_tier "leaf->spine" carried no
+  // byte): their leaf ratio was not exercised, so their results cannot differ by it.
+  {
+    std::string idle_up;
+    for (std::size_t i = 0; i < designs.size(); ++i) {
+      if (results[i].is_null() || !results[i].contains("links")) continue;
+      double up = 0;
+      for (const auto& t : results[i].at("links").value("by_tier", nlohmann::json::array()))
+        if (t.value("tier", std::string()) == "leaf->spine") up += t.value("bytes", 0.0);
+      if (up == 0) idle_up += (idle_up.empty() ? "" : ", ") + designs[i].name;
+    }
+    if (!idle_up.empty())
+      notes.push_back("the workload sent no byte over the leaf uplinks of " + idle_up +
+                      " (its traffic stayed on the rail leaves" +
+                      (designs.front().nodes <= designs.front().su_nodes
+                           ? std::string(": the cluster fits in one "
+                                         "scalable unit")
+                           : std::string()) +
+                      "), so their leaf ratios were not exercised and their results cannot differ by them; a "
+                      "workload that crosses the spines (more GPUs, or --scenario) compares them");
+  }
   for (std::size_t i = 0; i < designs.size(); ++i) {
     const auto& d = designs[i];
     nlohmann::json res = nlohmann::json::object();
@@ -413,8 +448,9 @@ nlohmann::json run_plan(const PlanOptions& opt) {
         {"nics_per_node", nics},
         {"nic", opt.nic_rate},
         {"switches", opt.switches},
-        {"sizes", opt.sizes},
-        {"iterations", opt.iterations},
+        {"sizes", opt.scenario_file.empty() ? nlohmann::json(opt.sizes) : nlohmann::json("the scenario's")},
+        {"iterations",
+         opt.scenario_file.empty() ? nlohmann::json(opt.iterations) : nlohmann::json("the scenario's")},
         {"engine", opt.engine},
         {"cc", opt.cc},
         {"scenario", opt.scenario_file.empty() ? "built-in plan workload" : opt.scenario_file}}},

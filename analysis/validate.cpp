@@ -130,6 +130,8 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
   std::size_t skipped = 0;
   std::size_t above_max = 0; // rows --max-bytes left out
   std::uint64_t smallest_above = UINT64_MAX;
+  bool any_test = false;
+  std::set<std::string> present;
   for (const auto& run : runs) {
     if (run.rows.empty()) {
       // A test whose output was cut before its table (the parser warned): nothing measured to compare.
@@ -140,14 +142,35 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     if (run.collective == calib::NcclCollective::unknown)
       throw InputError(log + ":" + std::to_string(run.first_line) +
                        ": cannot tell which collective was measured");
+    // What the parser noticed (a table cut mid-row, a row split by interleaved output, a missing summary).
+    notes.insert(notes.end(), run.warnings.begin(), run.warnings.end());
     const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
+    present.insert(test);
     if (!opt.tests.empty() && std::find(opt.tests.begin(), opt.tests.end(), test) == opt.tests.end())
       continue;
+    any_test = true;
+    try {
+      (void)nccl_test_op(test);
+    } catch (const InputError&) {
+      notes.push_back(log + ":" + std::to_string(run.first_line) + ": " + test +
+                      " is not one of the simulator's nccl-tests (docs/cli.md): skipped");
+      continue;
+    }
     NcclTestsOptions o = nccl_tests_options_for(run, log, opt, &notes);
+    if (o.nodes * o.gpus_per_node < 2)
+      throw InputError(log + ":" + std::to_string(run.first_line) + ": " + test + " ran on " +
+                       std::to_string(o.nodes * o.gpus_per_node) +
+                       " rank(s) as far as the log says (no '# Rank' lines, nGpus " +
+                       std::to_string(o.gpus_per_node) + "): a collective needs two; is the header cut?");
     std::vector<const calib::NcclTestsRow*> measured;
     for (const auto& r : run.rows) {
       if (opt.max_bytes && r.size_bytes > opt.max_bytes) {
         ++above_max, smallest_above = std::min(smallest_above, r.size_bytes);
+        continue;
+      }
+      if (!std::isfinite(r.oop.busbw_gbs) || !std::isfinite(r.oop.time_us) || !(r.oop.time_us > 0)) {
+        notes.push_back(log + ": size " + std::to_string(r.size_bytes) +
+                        ": the measured time or bus bandwidth is not a finite positive number: row skipped");
         continue;
       }
       if (r.oop.busbw_gbs < 0.005) {
@@ -196,6 +219,12 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
                       {"nodes", o.nodes},
                       {"gpus_per_node", o.gpus_per_node}});
     }
+  }
+  if (!opt.tests.empty() && !any_test) {
+    std::string names;
+    for (const auto& t : present) names += (names.empty() ? "" : ", ") + t;
+    throw InputError(log + ": no test named by --test in it (it holds " + (names.empty() ? "none" : names) +
+                     ")");
   }
   if (errors.empty() && above_max > 0)
     throw InputError(log + ": --max-bytes " + format_size(opt.max_bytes) + " leaves no row to compare (" +

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -117,7 +118,32 @@ class TempDir {
 
 } // namespace
 
+namespace {
+
+/// Each input once: the same file twice (by path, or by content) would be a run compared with itself.
+void refuse_duplicate_inputs(const std::vector<std::string>& files) {
+  std::map<std::string, std::string> by_path, by_content;
+  for (const auto& f : files) {
+    std::error_code ec;
+    const auto canon = std::filesystem::weakly_canonical(f, ec).string();
+    const std::string key = ec ? f : canon;
+    if (auto it = by_path.find(key); it != by_path.end())
+      throw InputError(f + ": given twice (as " + it->second + " too); each run once");
+    by_path[key] = f;
+    std::ifstream in(f, std::ios::binary);
+    if (!in) continue; // the reader says why
+    std::ostringstream s;
+    s << in.rdbuf();
+    if (auto it = by_content.find(s.str()); it != by_content.end())
+      throw InputError(f + ": the same bytes as " + it->second + " (a copy of one run is not a repeat)");
+    by_content[s.str()] = f;
+  }
+}
+
+} // namespace
+
 std::vector<calib::RepeatRun> read_repeat_runs(const std::vector<std::string>& files) {
+  refuse_duplicate_inputs(files);
   std::vector<calib::RepeatRun> out;
   for (const auto& f : files) out.push_back(read_one(f).run);
   return out;
@@ -145,6 +171,7 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     throw InputError(
         "validate repeats --leave-one-out: give at least three runs (each held back in turn, the "
         "model is fitted on the others, and fitting needs two runs of one configuration)");
+  refuse_duplicate_inputs(files);
   std::vector<ParsedRepeat> all;
   for (const auto& f : files) {
     all.push_back(read_one(f));
@@ -404,8 +431,13 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     info["model"] = model.to_json();
     runs_out.push_back(info);
   }
-  if (points == 0)
-    throw InputError("validate repeats: no held-back run could be compared (see each run's error)");
+  if (points == 0) {
+    std::string why;
+    for (const auto& r : runs_out)
+      if (r.contains("error"))
+        why += "\n  " + r.at("file").get<std::string>() + ": " + r.at("error").get<std::string>();
+    throw InputError("validate repeats: no held-back run could be compared:" + why);
+  }
   nlohmann::json summary = {
       {"points", points},
       {"fit_costs", opt.fit_costs},

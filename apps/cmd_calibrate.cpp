@@ -154,6 +154,8 @@ void run_fit(const FitOpts& o) {
     p.link_rate_source = "unknown";
     p.warnings.push_back("no perftest input: the device settings are the engine defaults");
   }
+  if (nccl_logs.empty() && (!o.nccl_sets.empty() || o.nccl_nics != 0 || !o.nccl_fabric.empty()))
+    throw InputError("--nccl-set/--nccl-nics/--nccl-fabric: no nccl-tests log among the inputs to simulate");
   if (!nccl_logs.empty()) {
     for (const auto& f : nccl_logs) {
       const auto content = read_all(f);
@@ -166,6 +168,7 @@ void run_fit(const FitOpts& o) {
     }
     analysis::NcclFitOptions nf;
     nf.max_bytes = parse_size_bytes(o.nccl_max_bytes, "--nccl-max-bytes");
+    if (nf.max_bytes == 0) throw InputError("--nccl-max-bytes: 0 leaves no row to fit on");
     nf.engine = o.nccl_engine;
     nf.fabric = o.nccl_fabric;
     nf.nics_per_node = o.nccl_nics;

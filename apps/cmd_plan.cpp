@@ -4,14 +4,15 @@
 #include "analysis/report.hpp"
 #include "apps/catalog_path.hpp"
 #include "apps/commands.hpp"
+#include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
@@ -41,12 +42,6 @@ std::string self_exe() {
   std::error_code ec;
   const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("ibnetsim") : p.string();
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 } // namespace
@@ -84,28 +79,52 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print plan.json instead of the table");
   cmd->add_option("-o,--output", o->out, "output folder (plan.json, report.html, points/)")
       ->capture_default_str();
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
+    // Lists name each value once (a value twice would build two designs of one name).
+    auto once = [](const std::vector<std::string>& v, const std::string& opt) {
+      std::set<std::string> seen;
+      for (const auto& x : v)
+        if (!seen.insert(x).second) throw InputError(opt + ": '" + x + "' is listed twice");
+      return v;
+    };
+    if (cmd->count("--nics-per-node") && o->nics_per_node < 1)
+      throw InputError("--nics-per-node: " + std::to_string(o->nics_per_node) + " (expected 1..64)");
+    if (!o->scenario.empty())
+      for (const char* flag : {"--sizes", "--iters"})
+        if (cmd->count(flag))
+          throw InputError(std::string(flag) + ": with --scenario the workload (its sizes and iterations) is "
+                                               "the scenario's; edit the scenario instead");
+    if (o->out != "-" && std::filesystem::exists(o->out) && !std::filesystem::is_directory(o->out))
+      throw InputError("-o: " + o->out + " is a file, not a folder");
+    if (o->out == "-")
+      throw InputError("-o: plan writes a folder (plan.json, report.html, points/); give its path");
     analysis::PlanOptions p;
     p.gpus = o->gpus;
     p.gpus_per_node = o->gpus_per_node;
     p.nics_per_node = o->nics_per_node;
     p.nic_rate = o->nic;
-    p.switches = split_list(o->switches);
+    p.switches = once(split_list(o->switches), "--switch");
     if (p.switches.empty()) throw InputError("--switch: give at least one model");
+    once(split_list(o->ratios), "--ratios");
     p.ratios = topo::parse_ratios(o->ratios, "--ratios");
-    for (const auto& t : split_list(o->tiers)) {
+    for (const auto& t : once(split_list(o->tiers), "--tiers")) {
       const auto v = parse_positive_int(t, "--tiers");
       if (v != 2 && v != 3) throw InputError("--tiers: " + t + " (expected 2 or 3)");
       p.tiers.push_back(static_cast<int>(v));
     }
     p.sizes = split_list(o->sizes);
     if (p.sizes.empty()) throw InputError("--sizes: give at least one size");
-    for (const auto& s : p.sizes) parse_size_bytes(s, "--sizes");
+    std::set<std::uint64_t> sizes_seen;
+    for (const auto& s : p.sizes) {
+      const auto b = parse_size_bytes(s, "--sizes");
+      if (b == 0) throw InputError("--sizes: " + s + " (a collective of 0 bytes measures nothing)");
+      if (!sizes_seen.insert(b).second) throw InputError("--sizes: '" + s + "' is listed twice");
+    }
     if (o->iters < 1) throw InputError("--iters must be at least 1");
     p.iterations = o->iters;
     p.engine = o->engine;
     p.scenario_file = o->scenario;
-    p.cc = split_list(o->cc);
+    p.cc = once(split_list(o->cc), "--cc");
     p.catalog_path = catalog_path(o->catalog);
     p.simulate = !o->no_sim;
     p.jobs = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -118,9 +137,8 @@ void add_plan_command(CLI::App& app) {
       std::filesystem::create_directories(dir);
       const auto scen = (dir / "scenario.json").string();
       write_file_atomic(scen, scenario.dump(2) + "\n");
-      const std::string cmdline = quote(exe) + " run " + quote(scen) + " -o " + quote(dir.string()) + " >" +
-                                  quote((dir / "run.log").string()) + " 2>&1";
-      const int rc = std::system(cmdline.c_str());
+      // A tracked child (not std::system): an interrupt of the plan reaches it and ends the plan.
+      const int rc = run_command_tracked({exe, "run", scen, "-o", dir.string()}, (dir / "run.log").string());
       if (rc != 0) {
         // The child's own error line, so that the user reads why (an input error stays one: exit 2).
         std::string why;

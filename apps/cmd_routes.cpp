@@ -3,6 +3,7 @@
 #include "apps/fabric_loader.hpp"
 #include "models/routing/dump.hpp"
 #include "models/routing/routing.hpp"
+#include "sim/atomic_file.hpp"
 
 #include <iostream>
 #include <memory>
@@ -40,6 +41,7 @@ void add_routes_command(CLI::App& topo) {
   c->add_option("--roots", o->roots, "updn: comma-separated root switch names (default: the highest tier)");
   c->add_option("-o,--output", o->out, "output file ('-' = stdout)")->capture_default_str();
   c->callback([o] {
+    if (o->out != "-") refuse_output_equal_to_input(o->out, {o->input}, "-o");
     const auto reg = routing::builtin_routing();
     const auto& algo = reg.get(o->routing); // unknown name: InputError listing the known ones
     const auto loaded = load_fabric_any(o->input);

@@ -28,7 +28,7 @@ struct RunOpts {
   std::string trace;
   std::size_t trace_limit = 200000;
   std::string tail_precision;
-  std::uint64_t max_iters = 10000;
+  std::int64_t max_iters = 10000;
 };
 
 std::string format_double(double v) {
@@ -48,7 +48,7 @@ void run_in_segments(const scen::Scenario& s, const RunOpts& o, ProgressBoard& b
   if (!o.tail_precision.empty()) {
     so.tail_precision = analysis::parse_tail_precision(o.tail_precision, "--tail-precision");
     if (o.max_iters < 1) throw InputError("--max-iters must be at least 1");
-    so.max_iterations = o.max_iters;
+    so.max_iterations = static_cast<std::uint64_t>(o.max_iters);
   }
   so.progress = &board.slot(0);
   if (!o.quiet) so.log = [](const std::string& line) { std::cerr << "  " << line << "\n"; };

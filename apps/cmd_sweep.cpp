@@ -14,6 +14,7 @@
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -57,12 +58,13 @@ void add_sweep_command(CLI::App& app) {
                "--seeds 3 -o sweep-out");
   cmd->add_option("SCENARIO", o->scenario, "scenario JSON")->required();
   cmd->add_option("--vary", o->vary, "KEY=V1,V2,... (repeatable; values split at commas)")->required();
-  cmd->add_option("--seeds", o->seeds, "seeds 1..N per point")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--seeds", o->seeds, "seeds 1..N per point")->capture_default_str();
   cmd->add_option("-j,--jobs", o->jobs, "points run in parallel on this machine (default: cores)");
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
   cmd->add_option("--wait-s", o->wait_s, "rank 0: how long to wait for the other MPI ranks")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o] {
+    if (o->seeds < 1) throw InputError("--seeds: " + std::to_string(o->seeds) + " (at least 1)");
     const auto base = scen::load_scenario(o->scenario);
     // Dimensions: key and its values.
     std::vector<std::pair<std::string, std::vector<std::string>>> dims;
@@ -70,11 +72,21 @@ void add_sweep_command(CLI::App& app) {
       const auto eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
         throw InputError("--vary " + v + ": expected KEY=V1,V2,...");
+      const std::string key = v.substr(0, eq);
+      if (key == "seed")
+        throw InputError("--vary " + v + ": seeds are a dimension of their own: use --seeds N (seeds 1..N)");
+      for (const auto& d : dims)
+        if (d.first == key)
+          throw InputError("--vary " + key + ": the key is varied twice; give its values once");
       std::vector<std::string> vals;
       std::stringstream ss(v.substr(eq + 1));
       for (std::string x; std::getline(ss, x, ',');)
-        if (!x.empty()) vals.push_back(x);
-      dims.emplace_back(v.substr(0, eq), vals);
+        if (!x.empty()) {
+          if (std::find(vals.begin(), vals.end(), x) != vals.end())
+            throw InputError("--vary " + key + ": value '" + x + "' is listed twice");
+          vals.push_back(x);
+        }
+      dims.emplace_back(key, vals);
     }
     std::vector<analysis::StudyPoint> points{{"", {}}};
     for (const auto& [key, vals] : dims) {
@@ -100,7 +112,14 @@ void add_sweep_command(CLI::App& app) {
       points = next;
     }
     // Validate every point before running any (a bad value fails fast, naming the override).
-    for (const auto& p : points) scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
+    for (const auto& p : points) try {
+        scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
+      } catch (const InputError& e) {
+        // The scenario layer names overrides as --set; here they came from --vary (or --seeds).
+        std::string m = e.what();
+        if (m.rfind("--set ", 0) == 0) m = "--vary " + m.substr(6);
+        throw InputError(m);
+      }
     const int rank = env_int("OMPI_COMM_WORLD_RANK", 0), ranks = std::max(1, env_int("OMPI_COMM_WORLD_SIZE", 1));
     analysis::PointsOptions po;
     po.out_dir = o->out;
@@ -154,10 +173,15 @@ void add_sweep_command(CLI::App& app) {
       const auto& r = results[i];
       for (const auto& c : r.collectives) {
         if (!c.measured()) continue;
-        nlohmann::json row = {{"point", points[i].id}, {"overrides", points[i].overrides},
-                              {"seed", r.manifest.seed}, {"job", c.job},
-                              {"op", c.op}, {"size_bytes", c.size_bytes}, {"ranks", c.ranks},
-                              {"iterations", c.iterations()}, {"completion_us", analysis::to_json(*c.completion_us)},
+        nlohmann::json row = {{"point", points[i].id},
+                              {"overrides", points[i].overrides},
+                              {"seed", r.manifest.seed},
+                              {"job", c.job},
+                              {"op", c.op},
+                              {"size_bytes", c.size_bytes},
+                              {"ranks", c.ranks},
+                              {"iterations", c.iterations()},
+                              {"completion_us", analysis::completion_json(c)},
                               {"busbw_gbps", analysis::bandwidth_json(c.busbw_gbps)}};
         rows.push_back(row);
         const auto& p = *c.completion_us;

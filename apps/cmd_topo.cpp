@@ -150,8 +150,13 @@ void add_generate(CLI::App& topo) {
   c->add_option("--cable-m", ro->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
   c->add_option("-o,--output", ro->out, "output file ('-' = stdout)")->capture_default_str();
   add_switch_model_option(c, ro->switch_model);
-  c->callback([ro] {
+  c->callback([ro, c] {
     topo::RailOptimizedParams p;
+    if (c->count("--pod-sus") && ro->pod_sus < 1)
+      throw InputError("--pod-sus: " + std::to_string(ro->pod_sus) +
+                       " (at least 1; leave it out for the default)");
+    if (c->count("--tiers") && ro->tiers != 2 && ro->tiers != 3)
+      throw InputError("--tiers: " + std::to_string(ro->tiers) + " (expected 2 or 3)");
     if (ro->nodes < 1) throw InputError("--nodes must be at least 1, got " + std::to_string(ro->nodes));
     p.nodes = ro->nodes;
     p.nics_per_node = ro->nics;

@@ -35,7 +35,10 @@ void add_validate_command(CLI::App& app) {
   c->add_option("--set", o->sets, "override a scenario key, e.g. nvlink.bandwidth_gbps=2900 (repeatable)");
   c->add_flag("--json", *json, "print JSON rows and summary");
   c->callback([o, log, json, max] {
-    if (!max->empty()) o->max_bytes = parse_size_bytes(*max, "--max-bytes");
+    if (!max->empty()) {
+      o->max_bytes = parse_size_bytes(*max, "--max-bytes");
+      if (o->max_bytes == 0) throw InputError("--max-bytes: 0 leaves no size to compare");
+    }
     const auto v = analysis::validate_nccl_tests(*log, *o);
     if (*json)
       std::cout << v.dump(2) << "\n";
@@ -88,7 +91,10 @@ void add_validate_command(CLI::App& app) {
   osu->add_option("--set", u->sets, "override a scenario key of the collective runs (repeatable)");
   osu->add_flag("--json", *ujson, "print JSON rows and summary");
   osu->callback([u, ulog, ujson, umax] {
-    if (!umax->empty()) u->max_bytes = parse_size_bytes(*umax, "--max-bytes");
+    if (!umax->empty()) {
+      u->max_bytes = parse_size_bytes(*umax, "--max-bytes");
+      if (u->max_bytes == 0) throw InputError("--max-bytes: 0 leaves no size to compare");
+    }
     if (!(u->shm_gbps > 0)) throw InputError("--shm-gbps: must be positive");
     if (!(u->shm_latency_us >= 0)) throw InputError("--shm-latency-us: must not be negative");
     if (u->iters == 0) throw InputError("-n: at least one iteration");
@@ -141,7 +147,7 @@ void add_validate_command(CLI::App& app) {
   rep->add_option("--fit-max-bytes", *rfit_max, "with --fit-costs: fit on rows up to this size")
       ->capture_default_str();
   rep->add_flag("--json", *rjson, "print JSON rows, per-run results and summary");
-  rep->callback([rp, rlogs, rjson, rloo, rmax, rfabric_for, rnics_for, rset_for, rfit_max] {
+  rep->callback([rp, rlogs, rjson, rloo, rmax, rfabric_for, rnics_for, rset_for, rfit_max, rep] {
     auto split = [](const std::string& opt, const std::string& v) {
       const auto eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
@@ -161,9 +167,10 @@ void add_validate_command(CLI::App& app) {
       if (kv.find('=') == std::string::npos) throw InputError("--set-for " + v + ": expected LOG=KEY=VALUE");
       rp->per_log[log].sets.push_back(kv);
     }
-    if (!rp->fit_costs && rfit_max->compare("64K") != 0)
+    if (!rp->fit_costs && rep->count("--fit-max-bytes"))
       throw InputError("--fit-max-bytes: only with --fit-costs");
     rp->fit_max_bytes = parse_size_bytes(*rfit_max, "--fit-max-bytes");
+    if (rp->fit_max_bytes == 0) throw InputError("--fit-max-bytes: 0 leaves no row to fit on");
     if (!*rloo) throw InputError("validate repeats: --leave-one-out is required (the only mode)");
     if (rp->draws < 100) throw InputError("--draws: at least 100 (p1 and p99 need them)");
     if (rp->sim.iters == 0) throw InputError("-n: at least one iteration");

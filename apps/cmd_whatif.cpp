@@ -9,6 +9,7 @@
 #include "scenarios/scenario.hpp"
 #include "sim/error.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -30,7 +31,7 @@ struct WhatifOpts {
   std::string out = "whatif-out";
   bool quiet = false;
   std::string tail_precision;
-  std::uint64_t max_iters = 10000;
+  std::int64_t max_iters = 10000;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -85,11 +86,27 @@ void add_whatif_command(CLI::App& app) {
   add_tail_precision_options(cmd, o->tail_precision, o->max_iters);
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
     const auto t0 = std::chrono::steady_clock::now();
     const auto s = o->scenario.empty() ? scen::make_scenario(scen::default_scenario_json(),
                                                              "built-in default study", "", o->sets)
                                        : scen::load_scenario(o->scenario, o->sets);
+    // A token twice would run its points twice and collide in whatif.json: refused before anything runs.
+    for (const auto& [flag, list] :
+         {std::pair<const char*, const std::string*>{"--oversubscription", &o->ratios},
+          {"--routing", &o->routing},
+          {"--cc", &o->cc},
+          {"--faults", &o->faults},
+          {"--stragglers", &o->stragglers}}) {
+      std::vector<std::string> seen;
+      for (const auto& t : split(*list)) {
+        if (std::find(seen.begin(), seen.end(), t) != seen.end())
+          throw InputError(std::string(flag) + ": '" + t + "' is listed twice");
+        seen.push_back(t);
+      }
+      if (!list->empty() && seen.empty()) throw InputError(std::string(flag) + ": give at least one token");
+    }
+    if (o->jobs == 0 && cmd->count("--jobs")) throw InputError("-j: at least 1");
     analysis::WhatifOptions wo;
     wo.ratios =
         o->ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(o->ratios, "--oversubscription");
@@ -105,7 +122,7 @@ void add_whatif_command(CLI::App& app) {
     if (!o->tail_precision.empty()) {
       wo.tail_precision = analysis::parse_tail_precision(o->tail_precision, "--tail-precision");
       if (o->max_iters < 1) throw InputError("--max-iters must be at least 1");
-      wo.max_iterations = o->max_iters;
+      wo.max_iterations = static_cast<std::uint64_t>(o->max_iters);
     }
     wo.out_dir = o->out;
     if (!o->quiet) wo.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };

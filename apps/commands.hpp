@@ -24,13 +24,16 @@ void add_experiment_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 
 /// `--tail-precision P%` and `--max-iters N` (run, whatif): the same flags, help and default on both.
-inline void add_tail_precision_options(CLI::App* cmd, std::string& tail_precision, std::uint64_t& max_iters) {
-  cmd->add_option(
+inline void add_tail_precision_options(CLI::App* cmd, std::string& tail_precision, std::int64_t& max_iters) {
+  auto* tp = cmd->add_option(
       "--tail-precision", tail_precision,
       "run more iterations (in segments) until the 95 % interval of every p99 is within P % of it, "
       "e.g. 5%");
+  // Signed, so that a negative count is refused rather than wrapped to a huge one.
   cmd->add_option("--max-iters", max_iters, "with --tail-precision: most measured iterations per collective")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}))
+      ->needs(tp);
 }
 
 /// Writes `content` to `path` atomically (temporary file in the same folder, then rename).

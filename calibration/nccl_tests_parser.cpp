@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 
 namespace ibn::calib {
@@ -37,6 +38,7 @@ struct Section {
   std::string log_name;
   std::size_t log_line = 0;
   std::optional<Binary> hint;
+  std::map<std::string, std::string> launcher_env; ///< NCCL_* given on the command line (-x NAME=V, ...)
   std::optional<Layout> layout;
   bool table_open = false; ///< rows may still follow
   bool summary_after_rows = false;
@@ -77,7 +79,7 @@ class Reader {
         read_table_line(k);
         continue;
       }
-      if (auto b = find_command(t)) note_hint(*b);
+      if (auto b = find_command(t)) note_hint(*b, t);
     }
     for (std::size_t k : held_info_) read_info(cur_, trim(lines_[k].text));
     held_info_.clear();
@@ -119,11 +121,50 @@ class Reader {
     return toks.size() >= 3 ? version_token(toks[2]) : std::nullopt;
   }
 
-  void note_hint(const Binary& b) {
-    if (cur_.complete())
+  void note_hint(const Binary& b, std::string_view command) {
+    auto env = launcher_env(command);
+    if (cur_.complete()) {
       pending_hint_ = b; // a command after this test's table: it starts the next one
-    else
+      pending_env_ = std::move(env);
+    } else {
       cur_.hint = b;
+      cur_.launcher_env = std::move(env);
+    }
+  }
+
+  /// NCCL_* variables a launcher line sets for the test: mpirun's "-x NAME=V", MPICH's "-genv NAME V",
+  /// "--env NAME=V", srun's "--export=ALL,NAME=V", and "NAME=V" words before the binary (env or shell).
+  static std::map<std::string, std::string> launcher_env(std::string_view command) {
+    std::map<std::string, std::string> env;
+    const auto toks = split_ws(command);
+    auto add = [&](std::string_view kv) {
+      const std::size_t eq = kv.find('=');
+      if (eq == std::string_view::npos || eq == 0 || !starts_with(kv, "NCCL_")) return;
+      std::string v(kv.substr(eq + 1));
+      if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+        v = v.substr(1, v.size() - 2);
+      env[std::string(kv.substr(0, eq))] = v;
+    };
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      const std::string_view t = toks[i];
+      if ((t == "-x" || t == "--env") && i + 1 < toks.size()) {
+        add(toks[++i]);
+      } else if ((t == "-genv" || t == "-env") && i + 2 < toks.size()) {
+        if (starts_with(toks[i + 1], "NCCL_")) env[std::string(toks[i + 1])] = std::string(toks[i + 2]);
+        i += 2;
+      } else if (starts_with(t, "--export=")) {
+        std::string_view rest = t.substr(9);
+        while (!rest.empty()) {
+          const std::size_t comma = rest.find(',');
+          add(rest.substr(0, comma));
+          if (comma == std::string_view::npos) break;
+          rest = rest.substr(comma + 1);
+        }
+      } else {
+        add(t);
+      }
+    }
+    return env;
   }
 
   /// The lines that open a test's output, in the order nccl-tests prints them.
@@ -139,6 +180,8 @@ class Reader {
       cur_.run.first_line = ln;
       cur_.hint = pending_hint_;
       pending_hint_.reset();
+      cur_.launcher_env = std::move(pending_env_);
+      pending_env_.clear();
       for (std::size_t k : held_info_) read_info(cur_, trim(lines_[k].text));
     } else {
       for (std::size_t k : held_info_) read_info(cur_, trim(lines_[k].text));
@@ -449,7 +492,7 @@ class Reader {
       return;
     }
     if (!detail::looks_like_row(t)) {
-      if (auto b = find_command(t)) note_hint(*b);
+      if (auto b = find_command(t)) note_hint(*b, t);
       cur_.prose.push_back(k);
       return;
     }
@@ -524,6 +567,8 @@ class Reader {
 
     if (run.nccl_version.empty() && s.nccl_library_code > 0)
       run.nccl_version = nccl_version_from_code(s.nccl_library_code);
+    // The launcher line's NCCL_* variables, unless NCCL's own INFO lines said what it read (those win).
+    for (const auto& [k, v] : s.launcher_env) run.env.emplace(k, v);
     if (auto it = run.env.find("NCCL_ALGO"); it != run.env.end()) run.algo = it->second;
     if (auto it = run.env.find("NCCL_PROTO"); it != run.env.end()) run.proto = it->second;
 
@@ -675,6 +720,7 @@ class Reader {
   std::vector<NcclTestsRun> runs_;
   Section cur_;
   std::optional<Binary> pending_hint_;
+  std::map<std::string, std::string> pending_env_;
   std::vector<std::size_t> held_info_;
 };
 

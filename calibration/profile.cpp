@@ -4,6 +4,7 @@
 #include "sim/json_text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -448,6 +449,20 @@ Profile Profile::from_json(const json& j, const std::string& source) {
     NcclCostFit f;
     if (n.contains("model")) (void)r.str(n["model"], "$.nccl.model");
     if (n.contains("version")) f.version = r.str(n["version"], "$.nccl.version");
+    if (!f.version.empty()) {
+      // An NCCL 2.x release ("2.22.3", "2.8"): anything else would reach the cost model's table lookup.
+      bool ok = f.version.rfind("2.", 0) == 0;
+      std::size_t groups = 0;
+      for (std::size_t i = 0; ok && i <= f.version.size(); ++groups) {
+        const std::size_t dot = std::min(f.version.find('.', i), f.version.size());
+        ok = dot > i && std::all_of(f.version.begin() + static_cast<std::ptrdiff_t>(i),
+                                    f.version.begin() + static_cast<std::ptrdiff_t>(dot),
+                                    [](unsigned char c) { return std::isdigit(c) != 0; });
+        i = dot + 1;
+      }
+      if (!ok || groups < 2 || groups > 3)
+        r.fail("$.nccl.version", "'" + f.version + "' is not an NCCL 2.x release (e.g. \"2.22.3\")");
+    }
     f.protocol = r.str(r.need(n, "$.nccl", "protocol"), "$.nccl.protocol");
     if (f.protocol != "ll" && f.protocol != "ll128" && f.protocol != "simple")
       r.fail("$.nccl.protocol", "expected \"ll\", \"ll128\" or \"simple\"");

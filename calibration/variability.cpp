@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <numbers>
@@ -119,6 +120,19 @@ double mad_of(const std::vector<double>& v, double med) {
 
 } // namespace
 
+double LognormalPareto::draw_capped(Rng& rng, std::uint64_t& capped) const {
+  const double d = draw(rng);
+  if (d <= kMaxDrawUs) return d;
+  ++capped;
+  return kMaxDrawUs;
+}
+
+std::string LognormalPareto::capped_note(std::uint64_t capped) {
+  return std::to_string(capped) +
+         " launch-jitter draw(s) above 1,000 s were charged as 1,000 s (variability.launch parameters with a "
+         "tail this heavy draw delays no clock holds)";
+}
+
 LognormalPareto fit_lognormal_pareto(std::vector<double> samples, double default_alpha) {
   std::vector<double> logs;
   for (const double x : samples) {
@@ -147,7 +161,7 @@ LognormalPareto fit_lognormal_pareto(std::vector<double> samples, double default
   if (tail.size() >= 3) {
     double s = 0;
     for (const double l : tail) s += l - std::log(f.tail_xm);
-    if (s > 0) f.tail_alpha = static_cast<double>(tail.size() - 1) / s;
+    if (s > 0) f.tail_alpha = std::clamp(static_cast<double>(tail.size() - 1) / s, 0.1, 100.0);
   }
   return f;
 }
@@ -385,6 +399,18 @@ VariabilityModel fit_variability(const std::vector<RepeatRun>& runs, const Varia
         double sum = 0;
         for (const double x : excess) sum += std::log(x / m.launch.tail_xm);
         if (sum > 0) m.launch.tail_alpha = static_cast<double>(excess.size() - 1) / sum;
+        // The profile's (and the scenario's) range is [0.1, 100]: an estimate outside it is held at the
+        // bound, said in a note, so that the written profile reads back.
+        if (m.launch.tail_alpha < 0.1 || m.launch.tail_alpha > 100) {
+          const double raw = m.launch.tail_alpha;
+          m.launch.tail_alpha = std::clamp(raw, 0.1, 100.0);
+          char buf[200];
+          std::snprintf(buf, sizeof buf,
+                        "the Pareto index estimate %.3g lies outside [0.1, 100]: held at %.3g (a tail this "
+                        "heavy has no finite mean; look at the slowest rows of the inputs)",
+                        raw, m.launch.tail_alpha);
+          m.notes.push_back(buf);
+        }
       } else {
         m.notes.push_back(std::to_string(excess.size()) +
                           " tail event(s): the Pareto index is not identifiable from so few; assumed " +

@@ -51,6 +51,13 @@ struct LognormalPareto {
   /// (the part of the launch jitter that averaged measurements, and constants fitted to them, contain).
   double typical() const;
   double draw(Rng& rng) const;
+  /// The largest delay a draw_capped() returns, us (1,000 s): a heavy tail (alpha near 0.1) draws values
+  /// beyond what an integer picosecond clock holds.
+  static constexpr double kMaxDrawUs = 1e9;
+  /// draw(), held at kMaxDrawUs; `capped` counts the draws that were.
+  double draw_capped(Rng& rng, std::uint64_t& capped) const;
+  /// The run's warning for `capped` held draws.
+  static std::string capped_note(std::uint64_t capped);
   bool operator==(const LognormalPareto&) const = default;
 };
 

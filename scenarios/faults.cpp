@@ -117,6 +117,13 @@ topo::LinkSpeed degraded(const topo::LinkSpeed& old, int width, const std::strin
   if (width > 0) s.width = width;
   if (s.width != 1 && s.width != 2 && s.width != 4 && s.width != 8 && s.width != 12)
     throw InputError(key + ": width " + std::to_string(s.width) + " is not 1, 2, 4, 8 or 12");
+  // A degradation makes a cable slower: the same speed is no fault, a faster one is not a degradation.
+  if (s == old)
+    throw InputError(key + ": degrading a " + old.to_string() + " cable to " + s.to_string() +
+                     " leaves it as it is (give fewer lanes or an older generation)");
+  if (s.rate_bps() > old.rate_bps())
+    throw InputError(key + ": " + s.to_string() + " is faster than the cable's " + old.to_string() +
+                     " (a degraded cable trains to fewer lanes or an older generation)");
   return s;
 }
 
@@ -182,7 +189,7 @@ void add_fault_keys(Schema& s) {
       {}, -1e300, 1e300, false);
   add("faults.events", K::ObjectArray, "", J::array(), "Timed faults, in any order.");
   add("faults.events[].time_us", K::Double, "us", 0.0, "When the fault happens (0: before routing).", {}, 0,
-      1e15);
+      1e12); // (Time holds up to 9.2e12 us)
   add("faults.events[].kind", K::String, "", "link_down", "What happens.", kinds);
   add("faults.events[].link", K::String, "", "",
       "The cable: \"NODE:PORT\" or \"NODE/NODE\" (the first cable between them); \"\" with `tier`: one drawn "
@@ -223,7 +230,7 @@ void add_fault_keys(Schema& s) {
   add("faults.random.degraded_width", K::Int, "lanes", 2, "Lanes of a degraded cable (0 = keep).", {}, 0, 12);
   add("faults.random.degraded_speed", K::String, "", "", "Generation of a degraded cable (\"\" = keep).");
   add("faults.random.time_us", K::Double, "us", 0.0, "When the drawn faults happen (0: before routing).", {},
-      0, 1e15);
+      0, 1e12); // (Time holds up to 9.2e12 us)
 }
 
 FaultSpec parse_faults(const nlohmann::json& e, const std::string& where) {

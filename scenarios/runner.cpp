@@ -189,6 +189,7 @@ class ScenarioRunner {
   const RunOptions& opt_;
   const EngineKind engine_kind_;
   std::vector<std::string> ignored_; // what the scenario asks for that the engine ignores (manifest.warnings)
+  std::uint64_t capped_draws_ = 0;   // launch-jitter draws held at LognormalPareto::kMaxDrawUs
   const std::chrono::steady_clock::time_point wall0_;
   RunResult out_;
   std::unique_ptr<eng::Engine> engine_;
@@ -495,8 +496,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
     return InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " +
                       e.what());
   };
-  // The result entry: what ran (the shortcut's ring plan or the DAG the tuning chose) and its transfer
-  // counts.
+  // The result entry: what ran (the shortcut's ring plan or the tuning's DAG) and its transfer counts.
   auto add = [&](const std::string& what, const std::string& algo, const std::string& proto,
                  std::uint32_t channels, std::uint64_t net, std::uint64_t nvl, Time launch) {
     CollectiveSamples o;
@@ -646,8 +646,7 @@ void ScenarioRunner::report_progress() {
 void ScenarioRunner::on_done(JobRun& jr, Time end) {
   last_end_ = std::max(last_end_, end);
   const auto& wl = jr.spec->workload;
-  // The run state stretches (or shrinks) the collective's time by its factor; a stretch delays the next
-  // iteration too.
+  // The run state stretches (or shrinks) the collective's time by its factor (a stretch delays the next too).
   Time stretch = Time::zero();
   double sample_us = (end - jr.first_ready).to_us();
   if (!var_.state.empty()) {
@@ -688,7 +687,7 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
           ready[n * jr.layout.gpus_per_node + g] += Time::from_us(var_.straggler_delay_us);
     if (!var_.launch.zero()) {
       const auto r = static_cast<std::uint32_t>(jr.var_rng->uniform_below(ranks));
-      ready[r] += Time::from_us(var_.launch.draw(*jr.var_rng));
+      ready[r] += Time::from_us(var_.launch.draw_capped(*jr.var_rng, capped_draws_));
     }
   }
   for (std::uint32_t r = 0; r < ranks; ++r) first = std::min(first, ready[r]);
@@ -793,6 +792,7 @@ RunResult ScenarioRunner::run() {
                                {"stats", drivers_[b]->stats().to_json()}});
   }
   out_.engine = engine_->report();
+  if (capped_draws_) out_.warnings.push_back(calib::LognormalPareto::capped_note(capped_draws_));
   report_faults();
   if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps) {
     // The collectives still on the shortcut at the end (a run-time fallback dropped its shortcut).

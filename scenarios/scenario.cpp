@@ -281,9 +281,10 @@ Schema build_schema() {
       "HCAs used per background node (0 = every HCA of the node).", {}, 0, 64);
   add("background[].placement", K::String, "", "linear", "How nodes are chosen.",
       registry_names(scen::builtin_placement_policies(), {}, "explicit"));
-  add("background[].start_us", K::Double, "us", 0.0, "Start time.", {}, 0, 1e15);
+  add("background[].start_us", K::Double, "us", 0.0, "Start time.", {}, 0,
+      1e12); // (Time holds up to 9.2e12 us)
   add("background[].stop_us", K::Double, "us", 0.0, "Stop time (0 = when the last non-looping job is done).",
-      {}, 0, 1e15);
+      {}, 0, 1e12); // (Time holds up to 9.2e12 us)
   add("background[].sl", K::Int, "", 0, "Service level.", {}, 0, 15);
   add_fault_keys(s);
   return s;

@@ -98,6 +98,40 @@ void untrack_child(pid_t pid) {
   }
 }
 
+int run_command_tracked(const std::vector<std::string>& argv, const std::string& output_path) {
+  if (argv.empty()) throw std::logic_error("run_command_tracked: no program");
+  // Everything the child needs is made before fork(): between fork and exec a child of a threaded process
+  // may only make async-signal-safe calls.
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string exec_failed = "ibnetsim: cannot execute " + argv[0] + "\n";
+  std::fflush(nullptr);
+  const pid_t pid = fork_tracked();
+  if (pid < 0)
+    throw std::runtime_error(std::string("cannot start ") + argv[0] + ": fork: " + std::strerror(errno));
+  if (pid == 0) {
+    const int fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+    }
+    ::execv(args[0], args.data());
+    if (::write(STDERR_FILENO, exec_failed.data(), exec_failed.size()) < 0) {
+    }
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno == EINTR) continue;
+    // Reaped by the signal handler while it forwarded an interrupt (the process is ending), or lost.
+    untrack_child(pid);
+    throw std::runtime_error(std::string("waiting for ") + argv[0] + ": " + std::strerror(errno));
+  }
+  untrack_child(pid);
+  return status;
+}
+
 namespace {
 
 struct Child {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ibn {
 
@@ -29,6 +30,14 @@ pid_t fork_tracked();
 
 /// Forgets a child recorded by fork_tracked() (after it was reaped).
 void untrack_child(pid_t pid);
+
+/// Runs the program argv[0] (a path) with arguments argv[1..] in a forked (tracked) child, its standard
+/// output and error written to `output_path` (created or truncated), and waits for it. Returns the waitpid()
+/// status (WIFEXITED / WEXITSTATUS); an interrupt (SIGINT/SIGTERM) reaches the child and ends this process as
+/// install_signal_forwarding() describes. Safe to call from several threads at once (unlike std::system,
+/// which ignores SIGINT in the caller and leaves its child out of the table). std::runtime_error when the
+/// child cannot be started; a program that cannot be executed exits 127 with the reason in `output_path`.
+int run_command_tracked(const std::vector<std::string>& argv, const std::string& output_path);
 
 /// Runs `fn` in a forked (tracked) child process and returns the string it returns (e.g. a JSON result). An
 /// InputError thrown in the child is thrown again here as an InputError (bad input stays exit 2); any other

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -247,7 +248,8 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
     if (t.ports == 1 && !single) single = &t;
     if (t.ports >= 2 && !twin) twin = &t;
   }
-  if (!single && !c.transceivers.empty()) single = &c.transceivers.front();
+  // Only a module of the link's rate is priced (an NDR module on an XDR port would be the wrong part):
+  // without one, the modules are counted and a warning says they are not priced.
 
   std::map<int, BomTier> tiers;
   std::map<std::string, std::pair<const Part*, std::int64_t>> sw_count; // model -> part, count
@@ -297,7 +299,7 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
       if (n.kind == NodeKind::Switch || n.kind == NodeKind::Router) {
         const Part* sp = part_of[end.node];
         const int per_cage = sp ? sp->ports_per_cage : 1;
-        if (per_cage >= 2 && twin) {
+        if (per_cage >= 2) { // one module per cage, whatever the catalog holds
           if (cages_with_fibre.insert({end.node, (end.port - 1) / per_cage}).second) ++twin_by_tier[n.tier];
         } else {
           ++single_by_tier[n.tier];
@@ -338,12 +340,19 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
     b.switches += n;
   }
   const auto hcas = static_cast<std::int64_t>(f.hcas().size());
-  b.nics = hcas;
+  // A multi-plane rail-optimized fabric gives each NIC one port (one HCA node) per plane
+  // (topology/rail_optimized.hpp): the NICs to buy are the HCA ports over the planes.
+  std::int64_t planes = 1;
+  if (f.origin.value("generator", std::string()) == "rail-optimized" && f.origin.contains("planes") &&
+      f.origin["planes"].is_number_integer())
+    planes = std::max<std::int64_t>(1, f.origin["planes"].get<std::int64_t>());
+  const std::int64_t nic_count = hcas % planes == 0 ? hcas / planes : hcas;
+  b.nics = nic_count;
   {
     BomLine line;
     line.item = "nic";
     line.tier = "host";
-    line.count = hcas;
+    line.count = nic_count;
     if (!nic) {
       line.model = "(not in catalog)";
       b.warnings.push_back("no catalog NIC at " + std::to_string(static_cast<int>(rate)) +
@@ -360,32 +369,29 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
     add_line(line, c.find(c.cables, key.first));
     b.cables += v.first;
   }
-  for (const auto& [tier, n] : twin_by_tier) {
+  std::int64_t unpriced_twin = 0, unpriced_single = 0;
+  auto add_modules = [&](const std::string& tier, std::int64_t n, const Part* part, bool twin_cage) {
     BomLine line;
     line.item = "transceiver";
-    line.tier = tier_name(tier);
+    line.tier = tier;
     line.count = n;
-    add_line(line, twin);
+    if (!part) {
+      line.model = twin_cage ? "(twin-port module not in catalog)" : "(module not in catalog)";
+      (twin_cage ? unpriced_twin : unpriced_single) += n;
+    }
+    add_line(line, part);
     b.transceivers += n;
-  }
-  for (const auto& [tier, n] : single_by_tier) {
-    BomLine line;
-    line.item = "transceiver";
-    line.tier = tier_name(tier);
-    line.count = n;
-    add_line(line, single);
-    b.transceivers += n;
-  }
-  if (hca_modules > 0) {
-    BomLine line;
-    line.item = "transceiver";
-    line.tier = "host";
-    line.count = hca_modules;
-    add_line(line, single);
-    b.transceivers += hca_modules;
-  }
-  if (b.transceivers > 0 && c.transceivers.empty())
-    b.warnings.push_back("fibre links need transceivers but the catalog lists none: counted, not priced");
+  };
+  for (const auto& [tier, n] : twin_by_tier) add_modules(tier_name(tier), n, twin, true);
+  for (const auto& [tier, n] : single_by_tier) add_modules(tier_name(tier), n, single, false);
+  if (hca_modules > 0) add_modules("host", hca_modules, single, false);
+  const std::string at = " at " + std::to_string(static_cast<int>(std::lround(rate))) + " Gb/s";
+  if (unpriced_twin > 0)
+    b.warnings.push_back("no catalog twin-port transceiver" + at + ": " + std::to_string(unpriced_twin) +
+                         " module(s) (one per twin cage) counted, not priced");
+  if (unpriced_single > 0)
+    b.warnings.push_back("no catalog single-port transceiver" + at + ": " + std::to_string(unpriced_single) +
+                         " module(s) counted, not priced");
   for (const auto& t : b.tiers)
     if (t.index == 1) b.spare_ports = t.ports_free;
   return b;
@@ -464,14 +470,21 @@ std::string bom_to_text(const Bom& b) {
 }
 
 std::string bom_to_csv(const Bom& b) {
+  // Fixed notation with two decimals (cents, watts, metres): a default stream prints 3.80926e+06 for
+  // $3,809,259, which a spreadsheet reads as a rounded number.
+  auto num = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return std::string(buf);
+  };
   std::ostringstream o;
   o << "item,model,tier,count,metres,unit_price_usd,cost_usd,unit_power_w,power_w,price_is_estimate\n";
   for (const auto& l : b.lines)
-    o << l.item << "," << l.model << "," << l.tier << "," << l.count << "," << l.metres << ","
-      << l.unit_price_usd << "," << l.cost_usd << "," << l.unit_power_w << "," << l.power_w << ","
-      << (l.estimate ? "true" : "false") << "\n";
-  o << "total,,," << b.switches + b.cables + b.transceivers + b.nics << ",,," << b.cost_usd << ",,"
-    << b.power_w << "," << (b.prices_estimated ? "true" : "false") << "\n";
+    o << l.item << "," << l.model << "," << l.tier << "," << l.count << "," << num(l.metres) << ","
+      << num(l.unit_price_usd) << "," << num(l.cost_usd) << "," << num(l.unit_power_w) << ","
+      << num(l.power_w) << "," << (l.estimate ? "true" : "false") << "\n";
+  o << "total,,," << b.switches + b.cables + b.transceivers + b.nics << ",,," << num(b.cost_usd) << ",,"
+    << num(b.power_w) << "," << (b.prices_estimated ? "true" : "false") << "\n";
   return o.str();
 }
 

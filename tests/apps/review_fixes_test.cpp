@@ -1,0 +1,240 @@
+// Defects found by a walk through the product as a new user (2026-12-06, late): each test runs the command
+// that went wrong and checks the behaviour that replaced it.
+#include "tests/apps/run_cli.hpp"
+#include "tests/test_util.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+const std::string kData = IBNETSIM_TEST_DATA;
+const std::string kSmall = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/small-allreduce.json";
+
+bool says(const ibn::test::CliResult& r, const std::string& text) {
+  return r.out.find(text) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("plan refuses what it used to take silently: 0 NICs, a 0-byte size, a value twice, -o a file") {
+  const auto dir = ibn::test::scratch_dir("review-plan");
+  const std::string out = " --no-sim -o " + (dir / "p").string();
+  auto r = ibn::test::run_cli("plan --gpus 64 --nics-per-node 0" + out);
+  CHECK(r.code == 2);
+  CHECK(says(r, "--nics-per-node"));
+  r = ibn::test::run_cli("plan --gpus 64 --sizes 1M,0" + out);
+  CHECK(r.code == 2);
+  CHECK(says(r, "--sizes"));
+  for (const char* dup : {"--ratios 1:1,1:1", "--switch qm9700,qm9700", "--sizes 1M,1M"}) {
+    r = ibn::test::run_cli("plan --gpus 64 " + std::string(dup) + out);
+    CHECK(r.code == 2);
+    CHECK(says(r, "listed twice"));
+  }
+  { std::ofstream((dir / "afile").string()) << "x"; }
+  r = ibn::test::run_cli("plan --gpus 64 --no-sim -o " + (dir / "afile").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "is a file, not a folder"));
+  // With --scenario the workload's sizes and iterations are the scenario's: --sizes / -n would be ignored.
+  r = ibn::test::run_cli("plan --gpus 64 --scenario " + kSmall + " --sizes 2M" + out);
+  CHECK(r.code == 2);
+  CHECK(says(r, "--scenario"));
+  r = ibn::test::run_cli("plan --gpus 64 --scenario " + kSmall + " -n 5" + out);
+  CHECK(r.code == 2);
+}
+
+TEST_CASE("plan and topo bom: modules of the link's rate only, one per twin cage, and the warning reaches "
+          "the plan") {
+  // XDR Quantum-X800 (twin cages) and no XDR twin module in the catalog: 1,024 cages of fibre on the 1:1
+  // design, counted once each and not priced (before: 2,048 NDR twin modules, one per port, priced).
+  const auto dir = ibn::test::scratch_dir("review-bom");
+  const auto r = ibn::test::run_cli("plan --gpus 1024 --nic XDR --switch q3400 --ratios 1:1 --no-sim -o " +
+                                    (dir / "p").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto plan = ibn::test::read_json_file((dir / "p" / "plan.json").string());
+  std::int64_t modules = 0;
+  for (const auto& l : plan.at("designs").at(0).at("bom").at("lines"))
+    if (l.at("item") == "transceiver") {
+      modules += l.at("count").get<std::int64_t>();
+      CHECK(l.at("cost_usd").get<double>() == 0);
+      CHECK(l.at("model").get<std::string>().find("not in catalog") != std::string::npos);
+    }
+  CHECK(modules == 1024);
+  bool noted = false;
+  for (const auto& n : plan.at("notes"))
+    noted = noted || n.get<std::string>().find("not priced") != std::string::npos;
+  CHECK(noted);
+  // Two planes: each NIC has a port in both, so 32 nodes x 8 rails buy 256 NICs, not 512.
+  const auto fab = (dir / "ro2.json").string();
+  REQUIRE(ibn::test::run_cli("topo generate rail-optimized --nodes 32 --planes 2 -o " + fab).code == 0);
+  const auto bom = ibn::test::run_cli("topo bom " + fab);
+  INFO(bom.out);
+  CHECK(says(bom, "256 NICs"));
+  // CSV in fixed notation (a spreadsheet read 3.80926e+06 as a rounded number).
+  const auto csv = ibn::test::run_cli("topo bom " + fab + " --csv");
+  CHECK(csv.out.find("e+") == std::string::npos);
+  CHECK(says(csv, ".00,"));
+}
+
+TEST_CASE("topo routes -o the input fabric is refused (it used to overwrite it)") {
+  const auto dir = ibn::test::scratch_dir("review-routes");
+  const auto fab = (dir / "ft.json").string();
+  REQUIRE(ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 8 --hosts 16 -o " + fab).code == 0);
+  const auto before = ibn::test::read_text_file(fab);
+  const auto r = ibn::test::run_cli("topo routes " + fab + " -o " + fab);
+  CHECK(r.code == 2);
+  CHECK(ibn::test::read_text_file(fab) == before);
+}
+
+TEST_CASE(
+    "sweep and whatif: a value twice, seed varied beside --seeds, bad counts are refused before running") {
+  const auto dir = ibn::test::scratch_dir("review-sweep");
+  const std::string out = " -o " + (dir / "o").string();
+  auto r = ibn::test::run_cli("sweep " + kSmall + " --vary seed=1,2" + out);
+  CHECK(r.code == 2);
+  CHECK(says(r, "--seeds"));
+  r = ibn::test::run_cli("sweep " + kSmall + " --vary routing.adaptive=off,off" + out);
+  CHECK(r.code == 2);
+  CHECK(says(r, "listed twice"));
+  r = ibn::test::run_cli("sweep " + kSmall + " --vary bogus.key=1,2" + out);
+  CHECK(r.code == 2);
+  CHECK(says(r, "--vary bogus.key"));
+  r = ibn::test::run_cli("sweep " + kSmall + " --vary routing.adaptive=off --seeds 0" + out);
+  CHECK(r.code == 2);
+  CHECK(says(r, "--seeds"));
+  for (const char* dup : {"--faults none,none", "--routing off,off", "--oversubscription 1:1,1:1"}) {
+    r = ibn::test::run_cli("whatif " + kSmall + " " + dup + out);
+    CHECK(r.code == 2);
+    CHECK(says(r, "listed twice"));
+    CHECK_FALSE(std::filesystem::exists(dir / "o" / "whatif.json")); // refused before any point ran
+  }
+  r = ibn::test::run_cli("run " + kSmall + " --tail-precision 5% --max-iters -3" + out);
+  CHECK(r.code == 2);
+  r = ibn::test::run_cli("run " + kSmall + " --max-iters 30" + out);
+  CHECK(r.code == 2);
+  CHECK(says(r, "--tail-precision"));
+}
+
+TEST_CASE("sweep summary rows carry the sample count and intervals of their percentiles") {
+  const auto dir = ibn::test::scratch_dir("review-sweep-n");
+  const auto ok = ibn::test::run_cli("sweep " + kSmall + " --vary jobs[0].workload.iterations=5 -q -o " +
+                                     (dir / "o").string());
+  INFO(ok.out);
+  REQUIRE(ok.code == 0);
+  const auto s = ibn::test::read_json_file((dir / "o" / "summary.json").string());
+  REQUIRE(!s.at("rows").empty());
+  for (const auto& row : s.at("rows")) {
+    CHECK(row.at("completion_us").at("n") == 5);
+    CHECK(row.at("completion_us").contains("ci"));
+    CHECK(row.at("completion_us").contains("unsupported"));
+  }
+}
+
+TEST_CASE(
+    "run: a launch-jitter tail too heavy for the clock is held at 1,000 s with a warning, never negative") {
+  const auto dir = ibn::test::scratch_dir("review-launch");
+  const auto r =
+      ibn::test::run_cli("run " + kSmall +
+                         " --set jobs[0].workload.iterations=5 --set variability.launch.median_us=1000000"
+                         " --set variability.launch.sigma=10 -o " +
+                         (dir / "o").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(says(r, "charged as 1,000 s"));
+  const auto res = ibn::test::read_json_file((dir / "o" / "results.json").string());
+  for (const auto& c : res.at("collectives")) CHECK(c.at("completion_us").at("min").get<double>() > 0);
+}
+
+TEST_CASE("faults: a degradation that would make a cable faster, or leave it as it is, is refused") {
+  const auto dir = ibn::test::scratch_dir("review-degrade");
+  const std::string base = "run " + kSmall + " --set jobs[0].workload.iterations=2 -o " +
+                           (dir / "o").string() + " --set faults.random.degraded_fraction=1";
+  auto r = ibn::test::run_cli(
+      base + " --set faults.random.degraded_width=12 --set faults.random.degraded_speed=XDR");
+  CHECK(r.code == 2);
+  CHECK(says(r, "faster than"));
+  r = ibn::test::run_cli(base +
+                         " --set faults.random.degraded_width=4 --set faults.random.degraded_speed=NDR");
+  CHECK(r.code == 2);
+  CHECK(says(r, "leaves it as it is"));
+}
+
+TEST_CASE("nccl-tests: one rank and an -n that overflows are refused") {
+  auto r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M -g 1 --nodes 1 -n 1");
+  CHECK(r.code == 2);
+  CHECK(says(r, "at least two"));
+  CHECK_FALSE(says(r, "nan"));
+  r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M -g 2 --nodes 1 -n 2147483648");
+  CHECK(r.code == 2);
+  CHECK(says(r, "-n"));
+}
+
+TEST_CASE(
+    "validate nccl-tests: a cut table is noted, a test not in the log is named, NCCL_ALGO from mpirun -x") {
+  const auto dir = ibn::test::scratch_dir("review-validate");
+  const std::string log = kData + "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log";
+  // The log cut in the middle of its 16 KiB row.
+  const std::string text = ibn::test::read_text_file(log);
+  const auto row = text.find("\n       16384 ");
+  REQUIRE(row != std::string::npos);
+  const auto cut = (dir / "cut.log").string();
+  { std::ofstream(cut) << text.substr(0, row + 40); }
+  auto r = ibn::test::run_cli("validate nccl-tests " + cut + " -n 1 --max-bytes 64K --json 2>/dev/null");
+  REQUIRE(r.code == 0);
+  const auto v = nlohmann::json::parse(r.out);
+  bool truncated = false;
+  for (const auto& n : v.at("notes"))
+    truncated = truncated || n.get<std::string>().find("truncated") != std::string::npos;
+  CHECK(truncated);
+  r = ibn::test::run_cli("validate nccl-tests " + log + " --test all_reduce_perf -n 1");
+  CHECK(r.code == 2);
+  CHECK(says(r, "holds all_gather_perf"));
+  // issue 309's last run: "mpirun ... -x NCCL_ALGO=Ring ... ./build/all_reduce_perf" (no NCCL INFO line says
+  // it).
+  r = ibn::test::run_cli("validate nccl-tests " + kData +
+                         "/nccl-tests/h100-ndr400x8-ib-2node-4node-8node-all_reduce-nccl-tests-issue309.md "
+                         "--engine flow -n 1 --max-bytes 1M --json 2>/dev/null");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  bool ring = false;
+  for (const auto& run : j.at("runs"))
+    if (run.at("line") == 580) ring = run.at("algorithm") == "ring";
+  CHECK(ring);
+}
+
+TEST_CASE("profiles and fits: a bad $.nccl.version, --nccl-set without a log, a run given twice") {
+  const auto dir = ibn::test::scratch_dir("review-profile");
+  const std::string snel =
+      kData + "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-repeat-n100-snellius-odissei.log";
+  const auto prof = (dir / "p.json").string();
+  REQUIRE(ibn::test::run_cli("calibrate fit " + snel + " -o " + prof).code == 0);
+  auto p = ibn::test::read_json_file(prof);
+  p["nccl"]["version"] = "7.1";
+  const auto bad = (dir / "bad.json").string();
+  { std::ofstream(bad) << p.dump(2); }
+  auto r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M -g 4 --nodes 2 -n 1 --profile " + bad);
+  CHECK(r.code == 2);
+  CHECK(says(r, "$.nccl.version"));
+  r = ibn::test::run_cli(
+      "calibrate fit " + kData +
+      "/perftest/cx3-mt4099-qdr40g-ib-ib_send_lat-a.txt --nccl-set nccl.version=2.8.4 -o " +
+      (dir / "x.json").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "no nccl-tests log"));
+  const std::string abci =
+      kData + "/nccl-tests/a100-hdr200x4-ib-2node-16gpu-all_reduce-4B-32M-abci-aist-job7194279.log";
+  const auto copy = (dir / "copy.log").string();
+  std::filesystem::copy_file(abci, copy, std::filesystem::copy_options::overwrite_existing);
+  r = ibn::test::run_cli("validate repeats " + abci + " " + copy + " " + snel + " --leave-one-out");
+  CHECK(r.code == 2);
+  CHECK(says(r, "a copy of one run is not a repeat"));
+  r = ibn::test::run_cli("calibrate fit --base " + prof + " --repeats " + abci + " " + abci + " -o " +
+                         (dir / "y.json").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "given twice"));
+}
