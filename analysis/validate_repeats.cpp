@@ -27,6 +27,7 @@ namespace {
 struct ParsedRepeat {
   calib::RepeatRun run;
   std::optional<calib::NcclTestsRun> nccl; ///< the nccl-tests table (empty for OSU)
+  std::vector<std::string> warnings;       ///< what the parser noticed (a cut table, a split row)
 };
 
 ParsedRepeat read_one(const std::string& f) {
@@ -49,6 +50,7 @@ ParsedRepeat read_one(const std::string& f) {
       if (row.oop.time_us > 0)
         out.run.rows.push_back({row.size_bytes, row.oop.time_us, row.ip ? row.ip->time_us : 0.0});
     out.nccl = r;
+    out.warnings = r.warnings;
   } catch (const InputError& e) {
     if (std::string(e.what()).find("result tables; a repeat") != std::string::npos) throw;
     nccl_error = e.what();
@@ -461,7 +463,10 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     summary["matched_ratio_within_30pct_pct"] =
         std::round(1000.0 * static_cast<double>(within) / static_cast<double>(matched_errors.size())) / 10;
   }
-  return {{"rows", rows}, {"runs", runs_out}, {"summary", summary}};
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto& p : all)
+    for (const auto& w : p.warnings) notes.push_back(w);
+  return {{"rows", rows}, {"runs", runs_out}, {"notes", notes}, {"summary", summary}};
 }
 
 std::string validate_repeats_table(const nlohmann::json& v) {
@@ -508,6 +513,8 @@ std::string validate_repeats_table(const nlohmann::json& v) {
         << " %, max " << r.at("ratio_error").at("max_abs_error_pct").get<double>() << " %";
     s << "\n";
   }
+  for (const auto& n : v.value("notes", nlohmann::json::array()))
+    s << "note: " << n.get<std::string>() << "\n";
   const auto& sm = v.at("summary");
   s << "overall: coverage " << sm.at("coverage_pct").get<double>() << " % of "
     << sm.at("points").get<std::size_t>() << " points (target >= 80 %)";

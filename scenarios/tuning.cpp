@@ -106,6 +106,13 @@ TuningEstimate estimate(const TuningInputs& in, bool tree, int p) {
   } else {
     e.latency_us =
         t.base_lat[ai][p] + 2.0 * ((ppn - 1) * t.hw_lat_nvlink[ai][p] + log2_floor(in.nodes) * inter_lat);
+    // Two nodes: NCCL prices a communicator of <= 2 nodes by its graphs' intra-node bandwidth (tuning.cc:
+    // bw = bwIntra when nNodes <= 2), and its graph search raises a tree's intra-node bandwidth up to twice
+    // the inter-node one where NVLink allows (search.cc, pass 2, "increase bwIntra for trees (2 nodes or
+    // collnet)"); a ring's stays equal to the network's. So a 2-node tree is priced at up to twice the
+    // network bandwidth and wins large AllReduces, as measured (Snellius 2 x 4 H100: 155 GB/s busbw over
+    // 4 x NDR200; issue 309 2 x 8 H100: 469 GB/s over 8 x NDR400; docs/collectives.md "Tuning model").
+    if (in.nodes == 2 && ppn >= 2) bus = std::min(in.nvlink_GBps, 2.0 * in.net_GBps);
     const int ni = node_index(in.nodes);
     if (p == kSimple) bus = std::min(bus * 0.92, ch * t.per_ch_tree[arch][ni]);
     if (p == kLL) bus = std::min(bus / 3.8, ll_max_bw(in));

@@ -494,3 +494,32 @@ TEST_CASE("collective registry lists every algorithm") {
     CHECK(reg.contains(name));
   for (const auto& e : reg.entries()) CHECK(!e.description.empty());
 }
+
+TEST_CASE("tuning: a 2-node tree is priced at up to twice the network (NCCL's bwIntra for <= 2 nodes)") {
+  // 2 x 4 GPUs, 4 x NDR200 per node (100 GB/s), NVLink 450 GB/s, 1 GiB AllReduce. NCCL prices <= 2 nodes by
+  // the graphs' intra-node bandwidth and lets a tree's rise to twice the inter-node one (search.cc pass 2):
+  // tree LL128 busBw = min(450, 2 x 100) x 120/128 = 187.5, algbw 93.75 GB/s (Simple: x 0.92, 92); ring
+  // busBw 100, algbw 100 x 8/14 = 57.1 GB/s. So tree. On 4 nodes the raise does not apply: busBw 100 for
+  // both, ring algbw 100 x 16/30 = 53.3 against tree 46: ring.
+  TuningInputs in;
+  in.op = CollOp::AllReduce;
+  in.size_bytes = 1ull << 30;
+  in.ranks = 8;
+  in.nodes = 2;
+  in.channels = 16;
+  in.nvlink_GBps = 450;
+  in.net_GBps = 100;
+  in.bus_GBps = 100;
+  in.nics = 4;
+  const auto two = tuning_choose(in);
+  CHECK(two.algorithm == "tree");
+  CHECK(two.protocol == "ll128");
+  CHECK(two.algbw_GBps == doctest::Approx(93.75));
+  in.ranks = 16;
+  in.nodes = 4;
+  CHECK(tuning_choose(in).algorithm == "ring");
+  // One GPU per node: no NVLink chain to raise; the network alone (ring, as before).
+  in.ranks = 2;
+  in.nodes = 2;
+  CHECK(tuning_choose_protocol(in, "tree").algbw_GBps <= 0.5 * 100 + 1e-9);
+}
