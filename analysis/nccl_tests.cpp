@@ -20,18 +20,25 @@ struct TestInfo {
   const char* op;
   const char* redop;
   bool per_rank_parts; ///< size must split into ranks x elements
+  int root = -1;       ///< the root column nccl-tests prints (0 for rooted collectives, -1 otherwise)
 };
 constexpr TestInfo kTests[] = {
-    {"all_reduce_perf", "allreduce", "sum", false},      {"all_gather_perf", "allgather", "none", true},
-    {"reduce_scatter_perf", "reducescatter", "sum", true}, {"alltoall_perf", "alltoall", "none", true},
+    {"all_reduce_perf", "allreduce", "sum", false},
+    {"all_gather_perf", "allgather", "none", true},
+    {"reduce_scatter_perf", "reducescatter", "sum", true},
+    {"alltoall_perf", "alltoall", "none", true},
     {"sendrecv_perf", "sendrecv", "none", false},
+    {"broadcast_perf", "broadcast", "none", false, 0},
+    {"reduce_perf", "reduce", "sum", false, 0},
 };
 
 const TestInfo& info_of(const std::string& test) {
   for (const auto& t : kTests)
     if (test == t.test) return t;
-  throw InputError("unknown nccl-tests binary '" + test +
-                   "' (expected all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf)");
+  throw InputError(
+      "unknown nccl-tests binary '" + test +
+      "' (expected all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf, "
+      "broadcast_perf or reduce_perf)");
 }
 
 std::vector<std::uint64_t> sizes_of(const NcclTestsOptions& o, std::uint32_t ranks) {
@@ -112,6 +119,7 @@ NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(con
     row.size_bytes = c.size_bytes;
     row.count = c.size_bytes / 4;
     row.redop = ti.redop;
+    row.root = ti.root;
     row.algorithm = c.algorithm;
     row.protocol = c.protocol;
     row.launch_us = c.launch_us;

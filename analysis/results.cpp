@@ -404,12 +404,58 @@ nlohmann::json results_json(const scen::RunResult& r) {
   return to_json(point_result(r));
 }
 
+namespace {
+
+/// One row of the run table: p99 and p99.9 from fewer samples than they need carry a star (`starred` set).
+std::string table_row(const std::string& job, const std::string& op, const std::string& algo,
+                      std::uint64_t size, std::uint32_t ranks, std::size_t n, double p50, double p99,
+                      double p999, double busbw, bool& starred) {
+  auto cell = [&](double v, double q) {
+    char b[32];
+    const bool star = n < samples_needed(q);
+    starred = starred || star;
+    std::snprintf(b, sizeof b, star ? "%10.2f*" : "%11.2f", v);
+    return std::string(b);
+  };
+  char line[512];
+  std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6u %6zu %11.2f %11s %11s %12.2f\n", job.c_str(),
+                op.c_str(), algo.c_str(), format_size(size).c_str(), ranks, n, p50, cell(p99, 0.99).c_str(),
+                cell(p999, 0.999).c_str(), busbw);
+  return line;
+}
+
+/// A collective none of whose iterations completed (a failed QP, the run's time limit): a row, not silence.
+std::string missing_row(const std::string& job, const std::string& op, const std::string& algo,
+                        std::uint64_t size, std::uint32_t ranks) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6u %6d %11s %11s %11s %12s\n", job.c_str(),
+                op.c_str(), algo.c_str(), format_size(size).c_str(), ranks, 0, "-", "-", "-", "-");
+  return line;
+}
+
+std::string table_notes(bool starred, bool missing) {
+  std::string s;
+  if (starred)
+    s +=
+        "* from fewer samples than the percentile needs (p99: 100, p99.9: 1,000): the largest sample or near "
+        "it (completion_us.unsupported in results.json)\n";
+  if (missing) s += "- no iteration of this collective completed (see the warnings)\n";
+  return s;
+}
+
+} // namespace
+
 std::string results_csv(const scen::RunResult& r) {
   std::ostringstream s;
   s << "job,op,algorithm,protocol,size_bytes,ranks,iterations,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,"
        "algbw_p50_gbps,busbw_p50_gbps\n";
   for (const auto& c : r.collectives) {
-    if (c.samples_us.empty()) continue;
+    if (c.samples_us.empty()) {
+      if (!c.looping)
+        s << c.job << "," << c.op << "," << c.algorithm << "," << c.protocol << "," << c.size_bytes << ","
+          << c.ranks << ",0,,,,,,,,\n";
+      continue;
+    }
     const auto p = percentiles(c.samples_us);
     const double alg = static_cast<double>(c.size_bytes) * 8.0 / (p.p50 * 1e3);
     char line[512];
@@ -428,15 +474,18 @@ std::string results_table(const scen::RunResult& r) {
   std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6s %6s %11s %11s %11s %12s\n", "job", "op",
                 "algorithm", "size", "ranks", "iters", "p50 us", "p99 us", "p99.9 us", "busbw Gb/s");
   s << line;
+  bool starred = false, missing = false;
   for (const auto& c : r.collectives) {
-    if (c.samples_us.empty()) continue;
+    if (c.samples_us.empty()) {
+      if (!c.looping) s << missing_row(c.job, c.op, c.algorithm, c.size_bytes, c.ranks), missing = true;
+      continue;
+    }
     const auto p = percentiles(c.samples_us);
     const double bus = static_cast<double>(c.size_bytes) * 8.0 / (p.p50 * 1e3) * c.busbw_factor;
-    std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6u %6zu %11.2f %11.2f %11.2f %12.2f\n",
-                  c.job.c_str(), c.op.c_str(), c.algorithm.c_str(), format_size(c.size_bytes).c_str(),
-                  c.ranks, c.samples_us.size(), p.p50, p.p99, p.p999, bus);
-    s << line;
+    s << table_row(c.job, c.op, c.algorithm, c.size_bytes, c.ranks, c.samples_us.size(), p.p50, p.p99, p.p999,
+                   bus, starred);
   }
+  s << table_notes(starred, missing);
   return s.str();
 }
 
@@ -445,7 +494,12 @@ std::string results_csv(const PointResult& r) {
   s << "job,op,algorithm,protocol,size_bytes,ranks,iterations,p50_us,p90_us,p99_us,p999_us,max_us,mean_us,"
        "algbw_p50_gbps,busbw_p50_gbps\n";
   for (const auto& c : r.collectives) {
-    if (!c.completion_us) continue;
+    if (!c.completion_us && c.background) continue;
+    if (!c.completion_us) { // no iteration completed (a failed QP, the run's time limit): said, not dropped
+      s << c.job << "," << c.op << "," << c.algorithm << "," << c.protocol << "," << c.size_bytes << ","
+        << c.ranks << ",0,,,,,,,,\n";
+      continue;
+    }
     const auto& p = *c.completion_us;
     char line[512];
     std::snprintf(line, sizeof line, "%s,%s,%s,%s,%llu,%u,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
@@ -463,14 +517,17 @@ std::string results_table(const PointResult& r) {
   std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6s %6s %11s %11s %11s %12s\n", "job", "op",
                 "algorithm", "size", "ranks", "iters", "p50 us", "p99 us", "p99.9 us", "busbw Gb/s");
   s << line;
+  bool starred = false, missing = false;
   for (const auto& c : r.collectives) {
-    if (!c.completion_us) continue;
+    if (!c.completion_us) {
+      if (!c.background) s << missing_row(c.job, c.op, c.algorithm, c.size_bytes, c.ranks), missing = true;
+      continue;
+    }
     const auto& p = *c.completion_us;
-    std::snprintf(line, sizeof line, "%-12s %-10s %-9s %10s %6u %6zu %11.2f %11.2f %11.2f %12.2f\n",
-                  c.job.c_str(), c.op.c_str(), c.algorithm.c_str(), format_size(c.size_bytes).c_str(),
-                  c.ranks, c.samples_us.size(), p.p50, p.p99, p.p999, c.busbw_gbps.p50);
-    s << line;
+    s << table_row(c.job, c.op, c.algorithm, c.size_bytes, c.ranks, c.samples_us.size(), p.p50, p.p99, p.p999,
+                   c.busbw_gbps.p50, starred);
   }
+  s << table_notes(starred, missing);
   return s.str();
 }
 

@@ -1,10 +1,12 @@
-// `ibnetsim nccl-tests all_reduce_perf|all_gather_perf|reduce_scatter_perf|alltoall_perf|sendrecv_perf`:
+// `ibnetsim nccl-tests all_reduce_perf|all_gather_perf|reduce_scatter_perf|alltoall_perf|sendrecv_perf|
+// broadcast_perf|reduce_perf`:
 // nccl-tests' command line and table layout, simulated (analysis/nccl_tests.hpp).
 #include "analysis/nccl_tests.hpp"
 #include "apps/commands.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -20,10 +22,12 @@ struct NcclOpts {
 
 void add_nccl_tests_command(CLI::App& app) {
   auto p = std::make_shared<NcclOpts>();
-  auto* cmd = app.add_subcommand("nccl-tests",
-                                 "nccl-tests front-end: simulated all_reduce_perf and friends in nccl-tests' layout.\n"
-                                 "Example: ibnetsim nccl-tests all_reduce_perf -b 1M -e 64M -f 2 -g 8 --nodes 4");
-  cmd->add_option("TEST", p->o.test, "all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf")
+  auto* cmd = app.add_subcommand(
+      "nccl-tests", "nccl-tests front-end: simulated all_reduce_perf and friends in nccl-tests' layout.\n"
+                    "Example: ibnetsim nccl-tests all_reduce_perf -b 1M -e 64M -f 2 -g 8 --nodes 4");
+  cmd->add_option("TEST", p->o.test,
+                  "all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf, sendrecv_perf, "
+                  "broadcast_perf, reduce_perf")
       ->required();
   cmd->add_option("-b,--minbytes", p->b, "smallest size")->capture_default_str();
   cmd->add_option("-e,--maxbytes", p->e, "largest size")->capture_default_str();
@@ -36,7 +40,9 @@ void add_nccl_tests_command(CLI::App& app) {
   cmd->add_option("-w,--warmup_iters", p->o.warmup, "warm-up iterations per size")->capture_default_str();
   cmd->add_option("--fabric", p->o.fabric, "fabric file (default: a non-blocking NDR fat-tree that fits)");
   cmd->add_option("--profile", p->o.profile, "calibration profile JSON");
-  cmd->add_option("--engine", p->o.engine, "packet or flow")->check(CLI::IsMember({"packet", "flow"}))->capture_default_str();
+  cmd->add_option("--engine", p->o.engine, "packet or flow")
+      ->check(CLI::IsMember({"packet", "flow"}))
+      ->capture_default_str();
   cmd->add_option(
          "--algo", p->o.algorithm,
          "ring, tree, halving-doubling, hierarchical, nvls, collnet, auto (NCCL_ALGO); nvls and collnet "
@@ -49,6 +55,18 @@ void add_nccl_tests_command(CLI::App& app) {
   cmd->add_option("-o,--output", p->json_out, "also write results.json into this folder");
   cmd->add_flag("-q,--quiet", p->quiet, "no progress lines");
   cmd->callback([p] {
+    // The front-end's own options set these keys, and its table is printed from the options: a --set of one
+    // would simulate something else than the table says.
+    for (const auto& kv : p->o.sets)
+      for (const char* key : {"jobs[0].workload.op", "jobs[0].workload.sizes", "jobs[0].nodes",
+                              "jobs[0].gpus_per_node", "jobs[0].workload.iterations"})
+        if (kv.rfind(std::string(key) + "=", 0) == 0 || kv.rfind(std::string(key) + ".", 0) == 0)
+          throw InputError(
+              "--set " + kv + ": '" + key +
+              "' is what the printed table reports (TEST, -b/-e/-f, -g, --nodes, -n): give it there");
+    if (!p->json_out.empty() && std::filesystem::exists(p->json_out) &&
+        !std::filesystem::is_directory(p->json_out))
+      throw InputError("-o: " + p->json_out + " is a file, not a folder");
     p->o.min_bytes = parse_size_bytes(p->b, "-b");
     p->o.max_bytes = parse_size_bytes(p->e, "-e");
     p->o.factor = static_cast<std::uint64_t>(parse_positive_int(p->f, "-f"));

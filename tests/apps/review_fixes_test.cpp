@@ -238,3 +238,38 @@ TEST_CASE("profiles and fits: a bad $.nccl.version, --nccl-set without a log, a 
   CHECK(r.code == 2);
   CHECK(says(r, "given twice"));
 }
+
+TEST_CASE(
+    "nccl-tests: broadcast_perf and reduce_perf run (root 0), and --set of a key the table reports is refused") {
+  for (const char* t : {"broadcast_perf", "reduce_perf"}) {
+    const auto r = ibn::test::run_cli(std::string("nccl-tests ") + t + " -b 1M -e 1M -g 4 --nodes 2 -n 2 -q");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(ibn::test::busbw_of(r.out) > 0);
+    CHECK(says(r, "       0 ")); // the root column
+  }
+  const auto r =
+      ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M -g 2 --set jobs[0].workload.op=allgather");
+  CHECK(r.code == 2);
+  CHECK(says(r, "jobs[0].workload.op"));
+}
+
+TEST_CASE(
+    "run: a collective none of whose iterations completed keeps its row, and thin percentiles carry a star") {
+  const auto dir = ibn::test::scratch_dir("review-missing");
+  // host-0's only cable fails at 5 us: its QP exhausts its retries and no iteration completes.
+  auto r = ibn::test::run_cli(
+      "run " + kSmall +
+      " --set jobs[0].workload.iterations=5 --set "
+      "'faults.events=[{\"kind\":\"link_down\",\"link\":\"host-0:1\",\"time_us\":5}]' -o " +
+      (dir / "a").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(says(r, "no iteration of this collective completed"));
+  const auto csv = ibn::test::read_text_file((dir / "a" / "results.csv").string());
+  CHECK(csv.find("train,allreduce,ring,ll,262144,32,0,") != std::string::npos);
+  // 5 samples: p99 and p99.9 are the largest sample, starred and explained.
+  r = ibn::test::run_cli("run " + kSmall + " --set jobs[0].workload.iterations=5 -o " + (dir / "b").string());
+  REQUIRE(r.code == 0);
+  CHECK(says(r, "* from fewer samples than the percentile needs"));
+}
