@@ -3,9 +3,11 @@
 #include "analysis/nccl_tests.hpp"
 #include "calibration/nccl_tests_parser.hpp"
 #include "scenarios/nccl_cost.hpp"
+#include "sim/build_id.hpp"
 #include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
+#include "sim/version.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -96,6 +98,18 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
         "staged through host memory, docs/packet-models.md \"Host path\"; --set packet.gpudirect=true "
         "overrides)");
   return o;
+}
+
+nlohmann::json validate_manifest(const std::string& command, const std::string& engine,
+                                 const std::string& fabric, const std::string& profile,
+                                 const std::vector<std::string>& sets) {
+  return {{"generator", std::string("ibnetsim ") + kVersion + " " + command},
+          {"version", kVersion},
+          {"build", build_id()},
+          {"engine", engine},
+          {"fabric", fabric.empty() ? "default (a non-blocking fat-tree that fits)" : fabric},
+          {"profile", profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(profile)},
+          {"set", sets}};
 }
 
 std::vector<std::string> nccl_log_sets(const calib::NcclTestsRun& run, std::uint32_t nodes) {
@@ -233,7 +247,12 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
   if (errors.empty()) throw InputError(log + ": no row with a measured bus bandwidth to compare");
   auto summary = error_summary(errors);
   summary["skipped_zero_busbw_rows"] = skipped;
-  return {{"rows", rows}, {"runs", run_info}, {"notes", notes}, {"summary", summary}};
+  return {
+      {"manifest", validate_manifest("validate nccl-tests", opt.engine, opt.fabric, opt.profile, opt.sets)},
+      {"rows", rows},
+      {"runs", run_info},
+      {"notes", notes},
+      {"summary", summary}};
 }
 
 nlohmann::json error_summary(std::vector<double> abs_errors) {

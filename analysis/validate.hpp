@@ -37,6 +37,12 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
                                         const ValidateOptions& opt,
                                         std::vector<std::string>* notes = nullptr);
 
+/// What a validation JSON carries as its manifest: the command, release, build-id, engine, fabric, profile
+/// and the user's scenario keys (seeds and draws are fixed by each validation and documented with it).
+nlohmann::json validate_manifest(const std::string& command, const std::string& engine,
+                                 const std::string& fabric, const std::string& profile,
+                                 const std::vector<std::string>& sets);
+
 /// The scenario keys a measured run implies (validate nccl-tests and validate repeats set them before the
 /// user's --set): the NCCL release it prints, packet.gpudirect=false for GDR 0 across nodes, the channel
 /// bounds of NCCL_MIN/MAX_NCHANNELS, nccl.nvls / nccl.collnet when NCCL_ALGO names them.

@@ -1,4 +1,5 @@
 // `validate osu`: a real OSU / IMB output against the same measurement simulated (analysis/validate.hpp).
+#include "analysis/tail_stats.hpp"
 #include "analysis/validate.hpp"
 #include "sim/child_processes.hpp"
 
@@ -110,7 +111,8 @@ scen::PerftestPath pt2pt_path(const OsuValidateOptions& opt,
 
 struct Predicted {
   double p50_us = 0, p99_us = 0;
-  double mbps = 0; ///< bandwidth rows: predicted MB/s (1e6 B/s) at the median
+  double mbps = 0;   ///< bandwidth rows: predicted MB/s (1e6 B/s) at the median
+  std::size_t n = 0; ///< the samples the percentiles come from
 };
 
 std::vector<Predicted> simulate_pt2pt(const OsuRun& r, const std::vector<std::uint64_t>& sizes,
@@ -132,7 +134,8 @@ std::vector<Predicted> simulate_pt2pt(const OsuRun& r, const std::vector<std::ui
     spec.sizes = sim_sizes;
     spec.max_bytes_per_size = 256ull << 20;
     const auto rows = scen::run_perftest(path.fabric, path.tables, path.config, spec);
-    for (std::size_t i = 0; i < rows.size(); ++i) out[i] = {rows[i].t_typical_us, rows[i].p99_us, 0};
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      out[i] = {rows[i].t_typical_us, rows[i].p99_us, 0, rows[i].iterations};
     return out;
   }
   spec.tool = calib::PerftestTool::ib_send_bw;
@@ -153,7 +156,8 @@ std::vector<Predicted> simulate_pt2pt(const OsuRun& r, const std::vector<std::ui
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const double p50 = quantile(per_size[i], 0.5);
-    out[i] = {p50, quantile(per_size[i], 0.99), p50 > 0 ? static_cast<double>(sim_sizes[i]) / p50 : 0.0};
+    out[i] = {p50, quantile(per_size[i], 0.99), p50 > 0 ? static_cast<double>(sim_sizes[i]) / p50 : 0.0,
+              per_size[i].size()};
   }
   return out;
 }
@@ -215,7 +219,7 @@ std::vector<Predicted> simulate_allreduce(const std::vector<std::uint64_t>& size
   std::vector<Predicted> out(sizes.size());
   for (std::size_t i = 0; i < sizes.size() && i < res.size(); ++i) {
     const auto samples = res.at(i).at(1).get<std::vector<double>>();
-    out[i] = {quantile(samples, 0.5), quantile(samples, 0.99), 0};
+    out[i] = {quantile(samples, 0.5), quantile(samples, 0.99), 0, samples.size()};
   }
   return out;
 }
@@ -328,6 +332,8 @@ json validate_osu(const std::string& log, const OsuValidateOptions& opt) {
       row["measured_us"] = round_to(meas_us, 4);
       row["predicted_p50_us"] = round_to(p.p50_us, 4);
       row["predicted_p99_us"] = round_to(p.p99_us, 4);
+      row["predicted_n"] = p.n;
+      if (const auto u = unsupported_percentiles(p.n); !u.empty()) row["predicted_unsupported"] = u;
       row["error_pct"] = round_to(err, 2);
       rows.push_back(row);
     }
@@ -337,7 +343,15 @@ json validate_osu(const std::string& log, const OsuValidateOptions& opt) {
     for (const auto& n : notes) why += "; " + n.get<std::string>();
     throw InputError(why);
   }
-  return {{"rows", rows}, {"runs", info}, {"notes", notes}, {"summary", error_summary(errors)}};
+  auto manifest = validate_manifest("validate osu", opt.engine, opt.fabric, opt.profile, opt.sets);
+  manifest["samples_per_size"] = opt.samples;
+  manifest["bandwidth_runs_per_size"] = opt.repeats;
+  manifest["iterations"] = opt.iters;
+  return {{"manifest", manifest},
+          {"rows", rows},
+          {"runs", info},
+          {"notes", notes},
+          {"summary", error_summary(errors)}};
 }
 
 std::string validate_osu_table(const json& v) {

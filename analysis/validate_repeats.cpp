@@ -466,7 +466,12 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
   nlohmann::json notes = nlohmann::json::array();
   for (const auto& p : all)
     for (const auto& w : p.warnings) notes.push_back(w);
-  return {{"rows", rows}, {"runs", runs_out}, {"notes", notes}, {"summary", summary}};
+  auto manifest =
+      validate_manifest("validate repeats", opt.sim.engine, opt.sim.fabric, opt.sim.profile, opt.sim.sets);
+  manifest["draws_per_size"] = opt.draws;
+  manifest["monte_carlo_seed"] = 1;
+  manifest["fit_costs"] = opt.fit_costs;
+  return {{"manifest", manifest}, {"rows", rows}, {"runs", runs_out}, {"notes", notes}, {"summary", summary}};
 }
 
 std::string validate_repeats_table(const nlohmann::json& v) {

@@ -107,6 +107,11 @@ void add_plan_command(CLI::App& app) {
     if (p.switches.empty()) throw InputError("--switch: give at least one model");
     once(split_list(o->ratios), "--ratios");
     p.ratios = topo::parse_ratios(o->ratios, "--ratios");
+    for (std::size_t i = 0; i < p.ratios.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (p.ratios[i].value() == p.ratios[k].value())
+          throw InputError("--ratios: " + p.ratios[i].to_string() + " and " + p.ratios[k].to_string() +
+                           " are the same ratio");
     for (const auto& t : once(split_list(o->tiers), "--tiers")) {
       const auto v = parse_positive_int(t, "--tiers");
       if (v != 2 && v != 3) throw InputError("--tiers: " + t + " (expected 2 or 3)");

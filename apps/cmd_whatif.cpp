@@ -110,11 +110,23 @@ void add_whatif_command(CLI::App& app) {
     analysis::WhatifOptions wo;
     wo.ratios =
         o->ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(o->ratios, "--oversubscription");
+    for (std::size_t i = 0; i < wo.ratios.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (wo.ratios[i].value() == wo.ratios[k].value())
+          throw InputError("--oversubscription: " + wo.ratios[i].to_string() + " and " +
+                           wo.ratios[k].to_string() + " are the same ratio");
     wo.routings.clear();
     for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
     if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");
     for (const auto& c : split(o->cc)) wo.ccs.push_back(pkt::parse_cc_mode(c, "--cc"));
-    for (const auto& f : split(o->faults)) (void)analysis::fault_token_json(f), wo.faults.push_back(f);
+    for (const auto& f : split(o->faults)) {
+      // Two spellings of one setting ("1-link" and "1-link@leaf-spine") would run it twice.
+      const auto j = analysis::fault_token_json(f);
+      for (const auto& g : wo.faults)
+        if (analysis::fault_token_json(g) == j)
+          throw InputError("--faults: '" + f + "' and '" + g + "' are the same setting");
+      wo.faults.push_back(f);
+    }
     if (!o->faults.empty() && wo.faults.empty()) throw InputError("--faults: give at least one token");
     wo.stragglers = split(o->stragglers);
     if (!o->engine.empty()) wo.engine = scen::parse_engine(o->engine, "--engine");

@@ -239,8 +239,8 @@ TEST_CASE("profiles and fits: a bad $.nccl.version, --nccl-set without a log, a 
   CHECK(says(r, "given twice"));
 }
 
-TEST_CASE(
-    "nccl-tests: broadcast_perf and reduce_perf run (root 0), and --set of a key the table reports is refused") {
+TEST_CASE("nccl-tests: broadcast_perf and reduce_perf run (root 0), and --set of a key the table reports is "
+          "refused") {
   for (const char* t : {"broadcast_perf", "reduce_perf"}) {
     const auto r = ibn::test::run_cli(std::string("nccl-tests ") + t + " -b 1M -e 1M -g 4 --nodes 2 -n 2 -q");
     INFO(r.out);
@@ -272,4 +272,35 @@ TEST_CASE(
   r = ibn::test::run_cli("run " + kSmall + " --set jobs[0].workload.iterations=5 -o " + (dir / "b").string());
   REQUIRE(r.code == 0);
   CHECK(says(r, "* from fewer samples than the percentile needs"));
+}
+
+TEST_CASE("validate JSON carries a manifest, validate osu rows their sample count, and one ratio spelled "
+          "twice is refused") {
+  const std::string log = kData + "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log";
+  auto r = ibn::test::run_cli("validate nccl-tests " + log + " -n 1 --max-bytes 4K --json 2>/dev/null");
+  REQUIRE(r.code == 0);
+  const auto v = nlohmann::json::parse(r.out);
+  CHECK(v.at("manifest").at("version").is_string());
+  CHECK(v.at("manifest").contains("build"));
+  CHECK(v.at("manifest").at("engine") == "packet");
+  r = ibn::test::run_cli("validate osu " + kData +
+                         "/osu/oci-bm.optimized3.36-roce100g-osu_latency-bw-allreduce4node-alltoall1node.txt "
+                         "--rate EDR --test osu_latency --max-bytes 64 --samples 50 --json 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto o = nlohmann::json::parse(r.out);
+  CHECK(o.at("manifest").at("samples_per_size") == 50);
+  REQUIRE(!o.at("rows").empty());
+  for (const auto& row : o.at("rows")) {
+    CHECK(row.at("predicted_n") == 50);
+    CHECK(row.contains("predicted_unsupported")); // p99 from 50 samples
+  }
+  const auto dir = ibn::test::scratch_dir("review-ratio");
+  r = ibn::test::run_cli("plan --gpus 64 --ratios 1:1,2:2 --no-sim -o " + (dir / "p").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "same ratio"));
+  r = ibn::test::run_cli("whatif " + kSmall + " --faults 1-link,1-link@leaf-spine -o " +
+                         (dir / "w").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "same setting"));
 }

@@ -50,7 +50,7 @@ TEST_CASE(
   const auto root = ibn::test::scratch_dir("study-sigint");
   const std::string cmd = std::string(IBNETSIM_BINARY) + " whatif " + IBNETSIM_SOURCE_DIR +
                           "/scenarios/examples/small-allreduce.json --oversubscription 1:1 -j 1"
-                          " --set 'jobs[0].workload.iterations=24' --set run.segment_iterations=4"
+                          " --set 'jobs[0].workload.iterations=96' --set run.segment_iterations=8"
                           " --set 'jobs[0].workload.jitter.distribution=exponential'"
                           " --set 'jobs[0].workload.jitter.scale_us=3'";
   const auto full = root / "full", cut = root / "cut";
@@ -63,7 +63,8 @@ TEST_CASE(
   CHECK(out.find("ETA") == std::string::npos);
   CHECK(out.find("p99.9 us") != std::string::npos);
   INFO(err);
-  CHECK(checkpoints(full) == 12); // 2 points x 6 segments
+  CHECK(checkpoints(full) ==
+        24); // 2 points x 12 segments (long enough that the interrupt lands mid-run on a loaded machine)
   // Interrupted: SIGINT as soon as the first segment's checkpoint exists (spawned directly: a shell's
   // background job would have SIGINT ignored).
   const std::string line = cmd + " -o " + cut.string() + " >" + (root / "cut.out").string() + " 2>&1";
@@ -82,12 +83,12 @@ TEST_CASE(
   CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)); // it was interrupted, as SIGINT ends a process
   const auto kept = checkpoints(cut);
   CHECK(kept >= 1);
-  CHECK(kept < 12);
+  CHECK(kept < 24);
   CHECK(!fs::exists(cut / "whatif.json"));
   // Re-run: resumes from the checkpoints and ends with the uninterrupted run's documents.
   const auto r = ibn::test::run_cli("whatif " + std::string(IBNETSIM_SOURCE_DIR) +
                                     "/scenarios/examples/small-allreduce.json --oversubscription 1:1 -j 1"
-                                    " --set 'jobs[0].workload.iterations=24' --set run.segment_iterations=4"
+                                    " --set 'jobs[0].workload.iterations=96' --set run.segment_iterations=8"
                                     " --set 'jobs[0].workload.jitter.distribution=exponential'"
                                     " --set 'jobs[0].workload.jitter.scale_us=3' -o " +
                                     cut.string());
