@@ -3,9 +3,11 @@
 #include "analysis/validate.hpp"
 #include "calibration/fit.hpp"
 #include "scenarios/nccl_cost.hpp"
+#include "sim/error.hpp"
 #include "sim/units.hpp"
 
 #include <map>
+#include <utility>
 
 namespace ibn::analysis {
 
@@ -36,7 +38,18 @@ calib::NcclCostFit fit_nccl_cost_section(const std::vector<std::string>& logs, c
     // default), or the fit would see the table's costs already charged and fit them again as ~0.
     v.sets = opt.sets;
     v.sets.push_back("nccl.costs=false");
-    const auto j = validate_nccl_tests(log, v);
+    nlohmann::json j;
+    try {
+      j = validate_nccl_tests(log, v);
+    } catch (const InputError& e) {
+      // validate's option names, as calibrate fit spells them.
+      std::string m = e.what();
+      for (const auto& [from, to] : {std::pair<std::string, std::string>{"--set ", "--nccl-set "},
+                                     {"--max-bytes ", "--nccl-max-bytes "}})
+        for (std::size_t at = m.find(from); at != std::string::npos; at = m.find(from, at + to.size()))
+          m.replace(at, from.size(), to);
+      throw InputError(m);
+    }
     std::string log_version;
     for (const auto& r : j.at("runs"))
       if (log_version.empty()) log_version = r.value("nccl_version", std::string());

@@ -487,18 +487,17 @@ std::string validate_repeats_table(const nlohmann::json& v) {
       s << "held back: " << file << "\n" << line;
       current = file;
     }
-    char buf[400];
-    std::snprintf(
-        buf, sizeof buf, "%-12llu %10.2f %10s %10.2f %10.2f %10.2f %10.2f %4d/%d %8.3f %8.3f %8.1f\n",
-        static_cast<unsigned long long>(r.at("size_bytes").get<std::uint64_t>()),
-        r.at("measured_oop_us").get<double>(),
-        r.at("measured_ip_us").is_null()
-            ? "-"
-            : std::to_string(r.at("measured_ip_us").get<double>()).substr(0, 9).c_str(),
-        r.at("simulated_us").get<double>(), r.at("p1_us").get<double>(), r.at("p50_us").get<double>(),
-        r.at("p99_us").get<double>(), r.at("inside_points").get<int>(), r.at("points").get<int>(),
-        r.at("predicted_p99_over_p50").get<double>(), r.at("measured_p99_over_p50").get<double>(),
-        r.at("ratio_error_pct").get<double>());
+    char buf[400], ip[32] = "-";
+    if (!r.at("measured_ip_us").is_null())
+      std::snprintf(ip, sizeof ip, "%.2f", r.at("measured_ip_us").get<double>());
+    std::snprintf(buf, sizeof buf,
+                  "%-12llu %10.2f %10s %10.2f %10.2f %10.2f %10.2f %4d/%d %8.3f %8.3f %8.1f\n",
+                  static_cast<unsigned long long>(r.at("size_bytes").get<std::uint64_t>()),
+                  r.at("measured_oop_us").get<double>(), ip, r.at("simulated_us").get<double>(),
+                  r.at("p1_us").get<double>(), r.at("p50_us").get<double>(), r.at("p99_us").get<double>(),
+                  r.at("inside_points").get<int>(), r.at("points").get<int>(),
+                  r.at("predicted_p99_over_p50").get<double>(), r.at("measured_p99_over_p50").get<double>(),
+                  r.at("ratio_error_pct").get<double>());
     s << buf;
   }
   for (const auto& r : v.at("runs")) {

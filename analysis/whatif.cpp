@@ -334,6 +334,9 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
                     {"samples_us", c.samples_us},
                     {"links", links_json(row.result->links_by_tier)},
                     {"results", "points/" + p.id + "/results.json"}});
+    // With --tail-precision: the target, the half-width reached and whether it was (the point's manifest).
+    if (!row.result->manifest.tail_precision.is_null())
+      rows.back()["tail_precision"] = row.result->manifest.tail_precision;
     if (!p.faults.empty()) rows.back()["faults"] = p.faults;
     if (!p.stragglers.empty()) rows.back()["stragglers"] = p.stragglers;
   }
@@ -386,6 +389,9 @@ std::string whatif_table(const nlohmann::json& w) {
   }
   std::sort(sizes.begin(), sizes.end());
   std::vector<std::string> notes;
+  std::size_t short_of_target = 0;
+  double target = 0;
+  std::string tail_note;
   auto side = [](const nlohmann::json& v) {
     if (v.is_null()) return std::string("open");
     char b[32];
@@ -410,11 +416,22 @@ std::string whatif_table(const nlohmann::json& w) {
       s << line;
       for (const auto& u : c.value("unsupported", nlohmann::json::array()))
         if (std::find(notes.begin(), notes.end(), u.get<std::string>()) == notes.end()) notes.push_back(u);
+      if (r.contains("tail_precision") && !r.at("tail_precision").value("reached", true)) ++short_of_target;
+      if (r.contains("tail_precision")) target = r.at("tail_precision").value("target_pct", 0.0);
     }
+  }
+  if (target > 0) {
+    char b[200];
+    std::snprintf(b, sizeof b,
+                  "--tail-precision %.4g %%: %zu row(s) stopped at --max-iters short of the target "
+                  "(rows[].tail_precision in whatif.json)",
+                  target, short_of_target);
+    tail_note = b;
   }
   s << "n = measured iterations; p99 CI: 95 % order-statistic interval, 'open' where the samples cannot "
        "bound it.\n";
   for (const auto& nte : notes) s << "note: " << nte << " (that column is the largest sample)\n";
+  if (!tail_note.empty()) s << "note: " << tail_note << "\n";
   return s.str();
 }
 

@@ -17,9 +17,11 @@
 #include "topology/link_speed.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 namespace ibn::app {
@@ -102,6 +104,15 @@ void run_fit(const FitOpts& o) {
   inputs.insert(inputs.end(), o.repeats.begin(), o.repeats.end());
   if (!o.base.empty()) inputs.push_back(o.base);
   refuse_output_equal_to_input(o.out, inputs, "-o");
+  {
+    // A file given twice would count its rows twice in the fits (--repeats checks its own list).
+    std::set<std::string> seen;
+    for (const auto& f : o.files) {
+      std::error_code ec;
+      const auto canon = std::filesystem::weakly_canonical(f, ec).string();
+      if (!seen.insert(ec ? f : canon).second) throw InputError(f + ": given twice; each input once");
+    }
+  }
   if (o.files.empty()) {
     calib::Profile p = calib::Profile::load(o.base);
     p.variability = analysis::fit_repeats(o.repeats, {});
@@ -231,6 +242,12 @@ void run_check(const CheckOpts& o) {
   std::vector<scen::CheckSource> src;
   for (const auto& f : o.files) src.push_back({f, read_all(f)});
   const auto rep = scen::calibrate_check(p, src, opt);
+  // A profile without a perftest-fitted device part (one fitted from nccl-tests logs only) checks the
+  // engine's defaults against the files: say so, or the errors read as the fit's.
+  bool device_fitted = !p.latency.empty() || p.bw_overhead.has_value();
+  if (!device_fitted)
+    std::cerr << "warning: " << o.profile
+              << " has no perftest-fitted device settings (engine defaults): the comparison checks those\n";
   if (o.json)
     std::cout << scen::to_json(rep).dump(2) << "\n";
   else
@@ -348,9 +365,10 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   fit->add_option("--nccl-fabric", f->nccl_fabric,
                   "nccl-tests inputs: fabric of the simulations (default: a non-blocking NDR fat-tree)");
-  fit->add_option(
-      "--nccl-nics", f->nccl_nics,
-      "nccl-tests inputs: NICs per node of the simulations (default: from the log, else one per GPU)");
+  fit->add_option("--nccl-nics", f->nccl_nics,
+                  "nccl-tests inputs: NICs per node of the simulations, 1..64 (default: from the log, else "
+                  "one per GPU)")
+      ->check(CLI::Range(1u, 64u));
   fit->add_option("--nccl-set", f->nccl_sets,
                   "nccl-tests inputs: KEY=VALUE scenario override of the simulations (repeatable), e.g. "
                   "nccl.version=2.8.4 for logs that print no release");

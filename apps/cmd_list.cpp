@@ -24,8 +24,13 @@ void add_list_command(CLI::App& app) {
       return;
     }
     auto print = [](const auto& reg) {
-      std::cout << reg.kind() << "s:\n";
-      for (const auto& e : reg.entries()) std::cout << "  " << e.name << std::string(e.name.size() < 18 ? 18 - e.name.size() : 1, ' ') << e.description << "\n";
+      // Plural of the registry's kind ("policy" -> "policies").
+      std::string kind = reg.kind();
+      kind = kind.size() > 1 && kind.back() == 'y' ? kind.substr(0, kind.size() - 1) + "ies" : kind + "s";
+      std::cout << kind << ":\n";
+      for (const auto& e : reg.entries())
+        std::cout << "  " << e.name << std::string(e.name.size() < 18 ? 18 - e.name.size() : 1, ' ')
+                  << e.description << "\n";
     };
     const auto engines = eng::builtin_engines();
     print(engines);
@@ -40,7 +45,7 @@ void add_list_command(CLI::App& app) {
     for (const auto& m : choice_names(pkt::kArModes)) std::cout << "  " << m << "\n";
     std::cout << "congestion control:\n";
     for (const auto& c : choice_names(pkt::kCcModes)) std::cout << "  " << c << "\n";
-    std::cout << "engines:\n";
+    std::cout << "engine key values (scenario `engine`):\n";
     for (const auto& e : choice_names(scen::kEngines)) std::cout << "  " << e << "\n";
     print(scen::builtin_collectives());
     print(scen::builtin_placement_policies());

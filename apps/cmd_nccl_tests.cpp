@@ -34,7 +34,8 @@ void add_nccl_tests_command(CLI::App& app) {
   cmd->add_option("-f,--stepfactor", p->f, "size multiplier between rows")->capture_default_str();
   cmd->add_option("-g,--ngpus", p->o.gpus_per_node, "GPUs per node")->capture_default_str();
   cmd->add_option("--nodes", p->o.nodes, "nodes")->capture_default_str();
-  cmd->add_option("--nics", p->o.nics_per_node, "NICs per node (default: one per GPU)");
+  cmd->add_option("--nics", p->o.nics_per_node, "NICs per node, 1..64 (default: one per GPU)")
+      ->check(CLI::Range(1u, 64u));
   cmd->add_option("-n,--iters", p->o.iters, "iterations per size (each of out-of-place and in-place)")
       ->capture_default_str();
   cmd->add_option("-w,--warmup_iters", p->o.warmup, "warm-up iterations per size")->capture_default_str();

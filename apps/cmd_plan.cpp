@@ -87,6 +87,11 @@ void add_plan_command(CLI::App& app) {
         if (!seen.insert(x).second) throw InputError(opt + ": '" + x + "' is listed twice");
       return v;
     };
+    if (o->gpus_per_node < 1)
+      throw InputError("--gpus-per-node: " + std::to_string(o->gpus_per_node) + " (at least 1)");
+    if (!cmd->count("--nics-per-node") && o->gpus_per_node > 64)
+      throw InputError("--gpus-per-node " + std::to_string(o->gpus_per_node) +
+                       ": the NICs default to one per GPU, at most 64 per node; give --nics-per-node");
     if (cmd->count("--nics-per-node") && o->nics_per_node < 1)
       throw InputError("--nics-per-node: " + std::to_string(o->nics_per_node) + " (expected 1..64)");
     if (!o->scenario.empty())

@@ -374,6 +374,8 @@ PerftestPath back_to_back_path(topo::LinkSpeed speed, double cable_m, const pkt:
   // zero-delay cables, see docs/perftest.md).
   if (!(cable_m >= 0.01) || !std::isfinite(cable_m))
     throw InputError("--cable-m: cable length must be at least 0.01 m, got " + metres(cable_m));
+  if (cable_m > 100000) // the generators' limit (100 km); beyond it the propagation alone is 0.5 ms per hop
+    throw InputError("--cable-m: cable length must be at most 100,000 m, got " + metres(cable_m));
   PerftestPath p;
   auto add = [&](topo::NodeKind kind, const std::string& name, int radix, int tier, int host) {
     topo::Node n;

@@ -352,8 +352,7 @@ void ScenarioRunner::build_job(std::size_t i) {
                      " nodes");
   if (!var_.empty()) {
     const auto tag = std::to_string(i);
-    // Launch draws per iteration follow the segment's streams (like the jitter above); the run state and the
-    // stragglers are the point's (one run of a study, whatever its segments).
+    // Launch draws follow the segment's streams; the run state and stragglers are the point's (all segments).
     jr.var_rng = std::make_unique<Rng>(
         Rng::for_stream(seed_, "variability/launch/" + tag +
                                    (opt_.segment ? "/segment/" + std::to_string(opt_.segment) : "")));
@@ -370,6 +369,7 @@ void ScenarioRunner::build_job(std::size_t i) {
         jr.slow_nodes.push_back(idx[k]);
       }
       std::sort(jr.slow_nodes.begin(), jr.slow_nodes.end());
+      out_.placement[i]["straggler_nodes"] = jr.slow_nodes; // indices into the job's "nodes"
     }
   }
   jr.nic_gbps = job_nic_gbps(i);

@@ -19,6 +19,9 @@ LoadedFabric load_fabric_any(const std::string& path) {
   while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
   }
   in.close();
+  if (first == '[')
+    throw InputError(path + ": a JSON array; a fabric file is a JSON object ({\"nodes\": [...], \"links\": [...]}, "
+                            "docs/topology.md) or an ibnetdiscover output");
   if (first == '{') {
     LoadedFabric out;
     out.fabric = load_fabric_json(path, &out.warnings);

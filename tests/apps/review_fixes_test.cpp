@@ -304,3 +304,62 @@ TEST_CASE("validate JSON carries a manifest, validate osu rows their sample coun
   CHECK(r.code == 2);
   CHECK(says(r, "same setting"));
 }
+
+TEST_CASE("small refusals and messages: --nics 0, a file twice, a 1e9 m cable, --gpus-per-node, JSON arrays, "
+          "list") {
+  const auto dir = ibn::test::scratch_dir("review-small");
+  auto r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M -g 2 --nodes 2 --nics 0");
+  CHECK(r.code == 2);
+  CHECK(says(r, "--nics"));
+  const std::string snel =
+      kData + "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-repeat-n100-snellius-odissei.log";
+  r = ibn::test::run_cli("calibrate fit " + snel + " " + snel + " -o " + (dir / "p.json").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "given twice"));
+  r = ibn::test::run_cli("calibrate fit " + snel + " --nccl-set foo.bar=1 -o " + (dir / "p.json").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "--nccl-set foo.bar"));
+  r = ibn::test::run_cli("perftest ib_write_lat --cable-m 1e9");
+  CHECK(r.code == 2);
+  CHECK(says(r, "100,000 m"));
+  r = ibn::test::run_cli("plan --gpus 2048 --gpus-per-node 1024 --no-sim -o " + (dir / "plan").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "--gpus-per-node 1024"));
+  { std::ofstream((dir / "arr.json").string()) << "[1, 2]"; }
+  r = ibn::test::run_cli("topo info " + (dir / "arr.json").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "a JSON array"));
+  r = ibn::test::run_cli("list");
+  CHECK(says(r, "placement policies:"));
+  CHECK_FALSE(says(r, "policys"));
+  // calibrate check with a profile fitted from nccl-tests logs only says what it compares.
+  REQUIRE(ibn::test::run_cli("calibrate fit " + snel + " -o " + (dir / "p.json").string()).code == 0);
+  r = ibn::test::run_cli("calibrate check " + (dir / "p.json").string() + " " + kData +
+                         "/perftest/cx3-mt4099-qdr40g-ib-ib_send_lat-a.txt --iters 20");
+  CHECK(says(r, "no perftest-fitted device settings"));
+}
+
+TEST_CASE("run records which nodes straggle, and whatif says whether --tail-precision was reached") {
+  const auto dir = ibn::test::scratch_dir("review-straggle");
+  const std::string scen = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/stragglers-small.json";
+  auto r =
+      ibn::test::run_cli("run " + scen +
+                         " --set variability.stragglers.count=1 --set variability.stragglers.rate_factor=0.5 "
+                         "--set jobs[0].workload.iterations=3 -q -o " +
+                         (dir / "r").string());
+  REQUIRE(r.code == 0);
+  const auto res = ibn::test::read_json_file((dir / "r" / "results.json").string());
+  for (const auto& p : res.at("placement")) {
+    REQUIRE(p.contains("straggler_nodes"));
+    CHECK(p.at("straggler_nodes").size() == 1);
+  }
+  r = ibn::test::run_cli("whatif " + kSmall +
+                         " --oversubscription 1:1 --routing off --set jobs[0].workload.iterations=8 "
+                         "--tail-precision 0.01% --max-iters 16 -q -o " +
+                         (dir / "w").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(says(r, "short of the target"));
+  const auto w = ibn::test::read_json_file((dir / "w" / "whatif.json").string());
+  CHECK(w.at("rows").at(0).at("tail_precision").at("reached") == false);
+}
