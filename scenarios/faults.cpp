@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 namespace ibn::scen {
@@ -448,6 +449,41 @@ FaultedFabric apply_initial_faults(const topo::Fabric& f, const FaultPlan& plan,
     topo::Link k = f.link(l);
     k.speed = speed[l];
     new_id[l] = out.fabric.add_link(k);
+  }
+  if (out.removed_links > 0) {
+    // The faults at t = 0 must leave every HCA able to reach every other of its plane: routing would fail
+    // later with a message that names no key.
+    const auto hcas = out.fabric.hcas();
+    std::map<int, topo::NodeId> first; // plane -> its first HCA
+    std::vector<int> seen(out.fabric.num_nodes(), -1);
+    for (const auto h : hcas) {
+      const int plane = out.fabric.node(h).plane;
+      if (first.count(plane)) continue;
+      first[plane] = h;
+      std::vector<topo::NodeId> stack{h};
+      seen[h] = plane;
+      while (!stack.empty()) {
+        const auto n = stack.back();
+        stack.pop_back();
+        for (const auto l : out.fabric.links_of(n)) {
+          const auto& k = out.fabric.link(l);
+          const auto m = k.a.node == n ? k.b.node : k.a.node;
+          if (seen[m] == -1) seen[m] = plane, stack.push_back(m);
+        }
+      }
+    }
+    for (const auto h : hcas)
+      if (seen[h] != out.fabric.node(h).plane) {
+        std::string at0;
+        for (const auto& a : plan.actions)
+          if (a.at == Time::zero() && at0.size() < 300) at0 += (at0.empty() ? "" : "; ") + a.what;
+        throw InputError(where + ": key 'faults': the faults from t = 0 split the fabric: HCA '" +
+                         out.fabric.node(h).name + "' cannot reach HCA '" +
+                         out.fabric.node(first[out.fabric.node(h).plane]).name +
+                         "' (more cables or switches down than the topology has paths; draw fewer, or fail "
+                         "them at a time > 0). Down from t = 0: " +
+                         at0);
+      }
   }
   for (const auto& a : plan.actions) {
     if (a.at == Time::zero()) continue;

@@ -363,3 +363,20 @@ TEST_CASE("run records which nodes straggle, and whatif says whether --tail-prec
   const auto w = ibn::test::read_json_file((dir / "w" / "whatif.json").string());
   CHECK(w.at("rows").at(0).at("tail_precision").at("reached") == false);
 }
+
+TEST_CASE("faults from t = 0 that split the fabric are named as such, with the key, before routing") {
+  // small-allreduce: 6 leaves under 2 spines; both spines down leaves every leaf alone.
+  const auto dir = ibn::test::scratch_dir("review-split");
+  const auto r =
+      ibn::test::run_cli("run " + kSmall + " --set faults.random.switches_down=2 -o " + (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(says(r, "key 'faults'"));
+  CHECK(says(r, "split the fabric"));
+  CHECK(says(r, "switch_down spine-"));
+  // One spine down: the other carries everything, and the run goes on.
+  const auto ok = ibn::test::run_cli(
+      "run " + kSmall + " --set faults.random.switches_down=1 --set jobs[0].workload.iterations=2 -q -o " +
+      (dir / "p").string());
+  INFO(ok.out);
+  CHECK(ok.code == 0);
+}
