@@ -371,7 +371,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
                            {"transceivers", d.bom.transceivers},
                            {"cost_usd", std::round(d.bom.cost_usd)},
                            {"power_w", std::round(d.bom.power_w)},
-                           {"bisection_gbps", d.bisection_gbps},
+                           {"bisection_gbps", std::round(d.bisection_gbps * 1e6) / 1e6},
                            {"engine", d.engine},
                            {"ring_fluid", ring_fluid(i)},
                            {"alternatives", d.alternatives},

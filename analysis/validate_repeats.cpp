@@ -77,7 +77,12 @@ ParsedRepeat read_one(const std::string& f) {
       out.run.rows.push_back({row.size_bytes, *row.latency_us, 0.0});
     }
   }
-  if (out.run.rows.empty()) throw InputError(f + ": no row with a measured time");
+  if (out.run.rows.empty())
+    throw InputError(f + ": no row with a measured time" +
+                     (out.nccl
+                          ? std::string()
+                          : std::string(" (an OSU bandwidth or message-rate table has none: repeats read "
+                                        "latency tables, osu_latency, osu_multi_lat, osu_allreduce, IMB)")));
   return out;
 }
 

@@ -408,19 +408,21 @@ nlohmann::json bom_to_json(const Bom& b) {
                        {"ports_free", t.ports_free},
                        {"cables", t.cables},
                        {"cables_by_class", t.cables_by_class},
-                       {"cable_m", t.cable_m},
+                       {"cable_m", std::round(t.cable_m * 100.0) / 100.0},
                        {"transceivers", t.transceivers}});
+  // Money in cents, metres and watts to 0.01 (sums of floating-point products print as 92108.79999999942).
+  auto c2 = [](double v) { return std::round(v * 100.0) / 100.0; };
   nlohmann::json lines = nlohmann::json::array();
   for (const auto& l : b.lines)
     lines.push_back({{"item", l.item},
                      {"model", l.model},
                      {"tier", l.tier},
                      {"count", l.count},
-                     {"metres", l.metres},
-                     {"unit_price_usd", l.unit_price_usd},
-                     {"cost_usd", l.cost_usd},
-                     {"unit_power_w", l.unit_power_w},
-                     {"power_w", l.power_w},
+                     {"metres", c2(l.metres)},
+                     {"unit_price_usd", c2(l.unit_price_usd)},
+                     {"cost_usd", c2(l.cost_usd)},
+                     {"unit_power_w", c2(l.unit_power_w)},
+                     {"power_w", c2(l.power_w)},
                      {"price_is_estimate", l.estimate}});
   return {{"switches", b.switches},
           {"cables", b.cables},

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -379,4 +380,30 @@ TEST_CASE("faults from t = 0 that split the fabric are named as such, with the k
       (dir / "p").string());
   INFO(ok.out);
   CHECK(ok.code == 0);
+}
+
+TEST_CASE(
+    "BOM JSON money to the cent, and an OSU bandwidth table given as a repeat says why it has no time") {
+  const auto dir = ibn::test::scratch_dir("review-cents");
+  const auto fab = (dir / "ro.json").string();
+  REQUIRE(ibn::test::run_cli("topo generate rail-optimized --nodes 32 -o " + fab).code == 0);
+  const auto r = ibn::test::run_cli("topo bom " + fab + " --json 2>/dev/null");
+  REQUIRE(r.code == 0);
+  const auto b = nlohmann::json::parse(r.out);
+  for (const auto& l : b.at("lines")) {
+    const double c = l.at("cost_usd").get<double>();
+    CHECK(std::abs(c * 100 - std::round(c * 100)) < 1e-6);
+  }
+  const auto prof = (dir / "p.json").string();
+  REQUIRE(ibn::test::run_cli(
+              "calibrate fit " + kData +
+              "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-repeat-n100-snellius-odissei.log -o " + prof)
+              .code == 0);
+  const auto o = ibn::test::run_cli(
+      "calibrate fit --base " + prof + " --repeats " + kData +
+      "/osu/a100node-hdr200-ib-2node-1pair-osu_mbw_mr-host-abci-aist-job7249071.txt " + kData +
+      "/osu/a100-hdr200-ib-2node-1pair-osu_mbw_mr-gpu-D-D-abci-aist-job7249071.txt -o " +
+      (dir / "q.json").string());
+  CHECK(o.code == 2);
+  CHECK(says(o, "bandwidth or message-rate table"));
 }
