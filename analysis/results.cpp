@@ -433,6 +433,12 @@ std::string missing_row(const std::string& job, const std::string& op, const std
   return line;
 }
 
+/// The results.csv row of such a collective: its identity, 0 iterations, empty percentiles.
+template <typename C> std::string missing_csv_row(const C& c) {
+  return c.job + "," + c.op + "," + c.algorithm + "," + c.protocol + "," + std::to_string(c.size_bytes) +
+         "," + std::to_string(c.ranks) + ",0,,,,,,,,\n";
+}
+
 std::string table_notes(bool starred, bool missing) {
   std::string s;
   if (starred)
@@ -451,9 +457,7 @@ std::string results_csv(const scen::RunResult& r) {
        "algbw_p50_gbps,busbw_p50_gbps\n";
   for (const auto& c : r.collectives) {
     if (c.samples_us.empty()) {
-      if (!c.looping)
-        s << c.job << "," << c.op << "," << c.algorithm << "," << c.protocol << "," << c.size_bytes << ","
-          << c.ranks << ",0,,,,,,,,\n";
+      if (!c.looping) s << missing_csv_row(c);
       continue;
     }
     const auto p = percentiles(c.samples_us);
@@ -496,8 +500,7 @@ std::string results_csv(const PointResult& r) {
   for (const auto& c : r.collectives) {
     if (!c.completion_us && c.background) continue;
     if (!c.completion_us) { // no iteration completed (a failed QP, the run's time limit): said, not dropped
-      s << c.job << "," << c.op << "," << c.algorithm << "," << c.protocol << "," << c.size_bytes << ","
-        << c.ranks << ",0,,,,,,,,\n";
+      s << missing_csv_row(c);
       continue;
     }
     const auto& p = *c.completion_us;

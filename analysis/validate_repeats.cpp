@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -123,27 +122,14 @@ class TempDir {
   std::string dir_;
 };
 
-} // namespace
-
-namespace {
-
 /// Each input once: the same file twice (by path, or by content) would be a run compared with itself.
 void refuse_duplicate_inputs(const std::vector<std::string>& files) {
-  std::map<std::string, std::string> by_path, by_content;
+  refuse_same_file_twice(files, "each run once");
+  std::map<std::string, std::string> by_content;
   for (const auto& f : files) {
-    std::error_code ec;
-    const auto canon = std::filesystem::weakly_canonical(f, ec).string();
-    const std::string key = ec ? f : canon;
-    if (auto it = by_path.find(key); it != by_path.end())
-      throw InputError(f + ": given twice (as " + it->second + " too); each run once");
-    by_path[key] = f;
-    std::ifstream in(f, std::ios::binary);
-    if (!in) continue; // the reader says why
-    std::ostringstream s;
-    s << in.rdbuf();
-    if (auto it = by_content.find(s.str()); it != by_content.end())
+    const auto [it, fresh] = by_content.emplace(read_file(f), f);
+    if (!fresh)
       throw InputError(f + ": the same bytes as " + it->second + " (a copy of one run is not a repeat)");
-    by_content[s.str()] = f;
   }
 }
 

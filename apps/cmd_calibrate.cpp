@@ -17,11 +17,9 @@
 #include "topology/link_speed.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <sstream>
 
 namespace ibn::app {
@@ -104,15 +102,8 @@ void run_fit(const FitOpts& o) {
   inputs.insert(inputs.end(), o.repeats.begin(), o.repeats.end());
   if (!o.base.empty()) inputs.push_back(o.base);
   refuse_output_equal_to_input(o.out, inputs, "-o");
-  {
-    // A file given twice would count its rows twice in the fits (--repeats checks its own list).
-    std::set<std::string> seen;
-    for (const auto& f : o.files) {
-      std::error_code ec;
-      const auto canon = std::filesystem::weakly_canonical(f, ec).string();
-      if (!seen.insert(ec ? f : canon).second) throw InputError(f + ": given twice; each input once");
-    }
-  }
+  // A file given twice would count its rows twice in the fits (--repeats checks its own list).
+  refuse_same_file_twice(o.files, "each input once");
   if (o.files.empty()) {
     calib::Profile p = calib::Profile::load(o.base);
     p.variability = analysis::fit_repeats(o.repeats, {});

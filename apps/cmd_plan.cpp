@@ -81,10 +81,8 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([o, cmd] {
     // Lists name each value once (a value twice would build two designs of one name).
-    auto once = [](const std::vector<std::string>& v, const std::string& opt) {
-      std::set<std::string> seen;
-      for (const auto& x : v)
-        if (!seen.insert(x).second) throw InputError(opt + ": '" + x + "' is listed twice");
+    auto once = [](std::vector<std::string> v, const std::string& opt) {
+      refuse_listed_twice(v, opt);
       return v;
     };
     if (o->gpus_per_node < 1)
@@ -110,13 +108,9 @@ void add_plan_command(CLI::App& app) {
     p.nic_rate = o->nic;
     p.switches = once(split_list(o->switches), "--switch");
     if (p.switches.empty()) throw InputError("--switch: give at least one model");
-    once(split_list(o->ratios), "--ratios");
+    refuse_listed_twice(split_list(o->ratios), "--ratios");
     p.ratios = topo::parse_ratios(o->ratios, "--ratios");
-    for (std::size_t i = 0; i < p.ratios.size(); ++i)
-      for (std::size_t k = 0; k < i; ++k)
-        if (p.ratios[i].value() == p.ratios[k].value())
-          throw InputError("--ratios: " + p.ratios[i].to_string() + " and " + p.ratios[k].to_string() +
-                           " are the same ratio");
+    refuse_equal_ratios(p.ratios, "--ratios");
     for (const auto& t : once(split_list(o->tiers), "--tiers")) {
       const auto v = parse_positive_int(t, "--tiers");
       if (v != 2 && v != 3) throw InputError("--tiers: " + t + " (expected 2 or 3)");

@@ -81,11 +81,8 @@ void add_sweep_command(CLI::App& app) {
       std::vector<std::string> vals;
       std::stringstream ss(v.substr(eq + 1));
       for (std::string x; std::getline(ss, x, ',');)
-        if (!x.empty()) {
-          if (std::find(vals.begin(), vals.end(), x) != vals.end())
-            throw InputError("--vary " + key + ": value '" + x + "' is listed twice");
-          vals.push_back(x);
-        }
+        if (!x.empty()) vals.push_back(x);
+      refuse_listed_twice(vals, "--vary " + key);
       dims.emplace_back(key, vals);
     }
     std::vector<analysis::StudyPoint> points{{"", {}}};

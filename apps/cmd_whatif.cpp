@@ -98,23 +98,15 @@ void add_whatif_command(CLI::App& app) {
           {"--cc", &o->cc},
           {"--faults", &o->faults},
           {"--stragglers", &o->stragglers}}) {
-      std::vector<std::string> seen;
-      for (const auto& t : split(*list)) {
-        if (std::find(seen.begin(), seen.end(), t) != seen.end())
-          throw InputError(std::string(flag) + ": '" + t + "' is listed twice");
-        seen.push_back(t);
-      }
-      if (!list->empty() && seen.empty()) throw InputError(std::string(flag) + ": give at least one token");
+      const auto tokens = split(*list);
+      refuse_listed_twice(tokens, flag);
+      if (!list->empty() && tokens.empty()) throw InputError(std::string(flag) + ": give at least one token");
     }
     if (o->jobs == 0 && cmd->count("--jobs")) throw InputError("-j: at least 1");
     analysis::WhatifOptions wo;
     wo.ratios =
         o->ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(o->ratios, "--oversubscription");
-    for (std::size_t i = 0; i < wo.ratios.size(); ++i)
-      for (std::size_t k = 0; k < i; ++k)
-        if (wo.ratios[i].value() == wo.ratios[k].value())
-          throw InputError("--oversubscription: " + wo.ratios[i].to_string() + " and " +
-                           wo.ratios[k].to_string() + " are the same ratio");
+    refuse_equal_ratios(wo.ratios, "--oversubscription");
     wo.routings.clear();
     for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
     if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");

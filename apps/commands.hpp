@@ -3,8 +3,12 @@
 // Subcommand callbacks throw ibn::InputError for bad input (exit 2); main() maps exceptions to exit codes.
 #include <CLI/CLI.hpp>
 
+#include "sim/error.hpp"
+
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ibn::app {
 
@@ -22,6 +26,21 @@ void add_calibrate_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_experiment_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+
+/// A study's list option, each value once: a value twice would run its point (or build its design) twice.
+inline void refuse_listed_twice(const std::vector<std::string>& values, const std::string& flag) {
+  for (auto it = values.begin(); it != values.end(); ++it)
+    if (std::find(values.begin(), it, *it) != it) throw InputError(flag + ": '" + *it + "' is listed twice");
+}
+
+/// Ratios compared by value (1:1 and 2:2 are one ratio): `R` has value() and to_string() (topo::Ratio).
+template <typename R> void refuse_equal_ratios(const std::vector<R>& ratios, const std::string& flag) {
+  for (std::size_t i = 0; i < ratios.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (ratios[i].value() == ratios[k].value())
+        throw InputError(flag + ": " + ratios[i].to_string() + " and " + ratios[k].to_string() +
+                         " are the same ratio");
+}
 
 /// `--tail-precision P%` and `--max-iters N` (run, whatif): the same flags, help and default on both.
 inline void add_tail_precision_options(CLI::App* cmd, std::string& tail_precision, std::int64_t& max_iters) {

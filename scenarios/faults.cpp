@@ -454,26 +454,11 @@ FaultedFabric apply_initial_faults(const topo::Fabric& f, const FaultPlan& plan,
     // The faults at t = 0 must leave every HCA able to reach every other of its plane: routing would fail
     // later with a message that names no key.
     const auto hcas = out.fabric.hcas();
+    const auto comp = out.fabric.components();
     std::map<int, topo::NodeId> first; // plane -> its first HCA
-    std::vector<int> seen(out.fabric.num_nodes(), -1);
-    for (const auto h : hcas) {
-      const int plane = out.fabric.node(h).plane;
-      if (first.count(plane)) continue;
-      first[plane] = h;
-      std::vector<topo::NodeId> stack{h};
-      seen[h] = plane;
-      while (!stack.empty()) {
-        const auto n = stack.back();
-        stack.pop_back();
-        for (const auto l : out.fabric.links_of(n)) {
-          const auto& k = out.fabric.link(l);
-          const auto m = k.a.node == n ? k.b.node : k.a.node;
-          if (seen[m] == -1) seen[m] = plane, stack.push_back(m);
-        }
-      }
-    }
+    for (const auto h : hcas) first.emplace(out.fabric.node(h).plane, h);
     for (const auto h : hcas)
-      if (seen[h] != out.fabric.node(h).plane) {
+      if (comp[h] != comp[first.at(out.fabric.node(h).plane)]) {
         std::string at0;
         for (const auto& a : plan.actions)
           if (a.at == Time::zero() && at0.size() < 300) at0 += (at0.empty() ? "" : "; ") + a.what;

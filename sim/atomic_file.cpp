@@ -13,6 +13,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <utility>
 
 namespace ibn {
 namespace {
@@ -124,6 +125,18 @@ void refuse_output_equal_to_input(const std::string& out, const std::vector<std:
     if (::stat(in.c_str(), &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
       throw InputError(flag + " " + out + ": is the input file " + in +
                        "; writing there would overwrite it (choose another output path)");
+  }
+}
+
+void refuse_same_file_twice(const std::vector<std::string>& inputs, const std::string& why) {
+  std::vector<std::pair<struct stat, const std::string*>> seen;
+  for (const auto& in : inputs) {
+    struct stat si {};
+    if (::stat(in.c_str(), &si) != 0) continue;
+    for (const auto& [st, name] : seen)
+      if (st.st_dev == si.st_dev && st.st_ino == si.st_ino)
+        throw InputError(in + ": given twice (as " + *name + " too); " + why);
+    seen.emplace_back(si, &in);
   }
 }
 

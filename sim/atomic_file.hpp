@@ -23,4 +23,9 @@ std::string read_file(const std::string& path);
 void refuse_output_equal_to_input(const std::string& out, const std::vector<std::string>& inputs,
                                   const std::string& flag);
 
+/// Throws InputError when two of `inputs` are the same file (same device and inode, so a path through a
+/// symbolic link or "./" counts too), naming both and adding `why`. Paths that do not exist are left to the
+/// reader.
+void refuse_same_file_twice(const std::vector<std::string>& inputs, const std::string& why);
+
 } // namespace ibn

@@ -123,21 +123,7 @@ int Fabric::max_tier() const {
   return t;
 }
 
-void Fabric::validate() const {
-  if (nodes_.empty()) throw InputError("fabric has no nodes");
-  std::unordered_map<std::string, NodeId> names;
-  names.reserve(nodes_.size());
-  for (NodeId i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].name.empty()) throw InputError("node " + std::to_string(i) + " has no name");
-    if (!names.emplace(nodes_[i].name, i).second)
-      throw InputError("node name '" + nodes_[i].name + "' is used twice");
-  }
-  for (const Link& l : links_) {
-    if (l.a.node == l.b.node) throw InputError("node '" + nodes_[l.a.node].name + "': self-loop cable");
-    if (l.length_m < 0) throw InputError("cable at '" + nodes_[l.a.node].name + "' has a negative length");
-  }
-  // Connectivity: all nodes of one plane (rail) must lie in one connected component. A single-plane fabric
-  // must therefore be connected as a whole; K separate planes may form K components.
+std::vector<int> Fabric::components() const {
   std::vector<int> comp(nodes_.size(), -1);
   int components = 0;
   for (NodeId start = 0; start < nodes_.size(); ++start) {
@@ -159,6 +145,26 @@ void Fabric::validate() const {
       }
     }
   }
+  return comp;
+}
+
+void Fabric::validate() const {
+  if (nodes_.empty()) throw InputError("fabric has no nodes");
+  std::unordered_map<std::string, NodeId> names;
+  names.reserve(nodes_.size());
+  for (NodeId i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].name.empty()) throw InputError("node " + std::to_string(i) + " has no name");
+    if (!names.emplace(nodes_[i].name, i).second)
+      throw InputError("node name '" + nodes_[i].name + "' is used twice");
+  }
+  for (const Link& l : links_) {
+    if (l.a.node == l.b.node) throw InputError("node '" + nodes_[l.a.node].name + "': self-loop cable");
+    if (l.length_m < 0) throw InputError("cable at '" + nodes_[l.a.node].name + "' has a negative length");
+  }
+  // Connectivity: all nodes of one plane (rail) must lie in one connected component. A single-plane fabric
+  // must therefore be connected as a whole; K separate planes may form K components.
+  const std::vector<int> comp = components();
+  const int components = comp.empty() ? 0 : *std::max_element(comp.begin(), comp.end()) + 1;
   std::unordered_map<int, int> component_of_plane;
   for (NodeId i = 0; i < nodes_.size(); ++i) {
     auto [it, fresh] = component_of_plane.emplace(nodes_[i].plane, comp[i]);

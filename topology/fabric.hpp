@@ -115,6 +115,8 @@ public:
   std::vector<NodeId> switches() const; ///< switches and routers
   std::size_t num_hosts() const;        ///< distinct servers owning HCAs
   int max_tier() const;
+  /// The connected component of every node (0, 1, ... in order of their lowest NodeId), by the cables.
+  std::vector<int> components() const;
 
   /// Structural checks: every port within radix (enforced on insert), no self-loops, names unique, and all
   /// nodes of a plane (rail) in one connected component (so a single-plane fabric is connected).
