@@ -1,6 +1,7 @@
 #include "scenarios/tuning.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -60,6 +61,23 @@ RingSteps ring_steps(const TuningInputs& in) {
   }
 }
 
+/// NCCL's treeCorrectionFactor (src/graph/tuning.cc), [LL, LL128, Simple][log2(size / 64)] for 64 B .. 256
+/// MiB; 1 outside. 2.8 and 2.9 (our 2.8.4 entry) had another LL128 row (changed in 2.10).
+double tree_correction(const NcclCostTable& t, int p, std::uint64_t size_bytes) {
+  static constexpr double kFactor[3][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+  static constexpr double kLL128V28[23] = {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+                                           .6,  .5,  .6,  .6,  .7,  .7, .8, .9, .9, .92, .92};
+  const std::uint64_t units = size_bytes >> 6;
+  if (units == 0) return 1.0; // log2i(0) is -1 in NCCL: no correction
+  const int log_size = std::bit_width(units) - 1;
+  if (log_size >= 23) return 1.0;
+  if (p == kLL128 && t.code < 21000) return kLL128V28[log_size];
+  return kFactor[p][log_size]; // rows in NCCL's protocol order, as kLL, kLL128, kSimple
+}
+
 bool has_ring(CollOp op) {
   return op == CollOp::AllReduce || op == CollOp::AllGather || op == CollOp::ReduceScatter ||
          op == CollOp::Broadcast || op == CollOp::Reduce;
@@ -114,13 +132,21 @@ TuningEstimate estimate(const TuningInputs& in, bool tree, int p) {
     // 4 x NDR200; issue 309 2 x 8 H100: 469 GB/s over 8 x NDR400; docs/collectives.md "Tuning model").
     if (in.nodes == 2 && ppn >= 2) bus = std::min(in.nvlink_GBps, 2.0 * in.net_GBps);
     const int ni = node_index(in.nodes);
-    if (p == kSimple) bus = std::min(bus * 0.92, ch * t.per_ch_tree[arch][ni]);
+    // Every tree protocol first takes x 0.92 under perChMaxTreeBw, then LL and LL128 their own factor on top
+    // (tuning.cc, every release from 2.8 to 2.26): tree LL128 is priced at 0.92 x 120/128 of the graph.
+    // 2.8/2.9 (our 2.8.4 entry) wrote 0.915 for 120/128.
+    bus = std::min(bus * 0.92, ch * t.per_ch_tree[arch][ni]);
     if (p == kLL) bus = std::min(bus / 3.8, ll_max_bw(in));
-    if (p == kLL128)
-      bus = std::min(bus * (in.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * t.per_ch_tree_ll128[arch][ni]);
+    if (p == kLL128) {
+      const double ll128 = in.nodes == 1 ? 7.0 / 9.0 : (t.code < 21000 ? 0.915 : 120.0 / 128.0);
+      bus = std::min(bus * ll128, ch * t.per_ch_tree_ll128[arch][ni]);
+    }
     e.algbw_GBps = bus * 0.5;
   }
-  e.time_us = e.latency_us + static_cast<double>(in.size_bytes) / (1000.0 * e.algbw_GBps);
+  // The tree's bandwidth is corrected per size when NCCL compares times (ncclTopoGetAlgoTime): "trees are not
+  // perfectly sticking to the model for medium sizes". algbw_GBps stays the uncorrected model's.
+  const double bw = tree ? e.algbw_GBps * tree_correction(t, p, in.size_bytes) : e.algbw_GBps;
+  e.time_us = e.latency_us + static_cast<double>(in.size_bytes) / (1000.0 * bw);
   return e;
 }
 

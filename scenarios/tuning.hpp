@@ -15,13 +15,14 @@
 //   Bandwidth: busBw = channels x per-channel bw, where the per-channel bw here is
 //     min(nvlink_GBps, nodes > 1 ? nics x nic_GBps : inf) / channels (the ring/tree graph's bottleneck);
 //     Ring LL min(llMaxBw, busBw/4); Ring LL128 min(busBw x (ppn < 2 ? 0.7 : 0.92), ch x 36.7);
-//     Tree Simple min(busBw x 0.92, ch x perChMaxTreeBw); Tree LL min(busBw/3.8, llMaxBw);
-//     Tree LL128 min(busBw x (nodes == 1 ? 7/9 : 120/128), ch x perChMaxTreeLL128Bw);
-//     algBw = busBw x n/nsteps (ring), x 0.5 (tree).
-// Not modelled: treeCorrectionFactor (its table is not in the reference), the x0.85 of the TREE
-// intra-node pattern, CollNet Chain and NVLS+CollNet (NVLS and CollNet Direct are in tuning_table below), and
-// per-architecture tables other than Hopper (sm90) and, for the
-// latency-only terms, everything before sm80.
+//     Tree: first busBw = min(busBw x 0.92, ch x perChMaxTreeBw) for every protocol, then
+//     Tree LL min(busBw/3.8, llMaxBw); Tree LL128 min(busBw x (nodes == 1 ? 7/9 : 120/128), ch x
+//     perChMaxTreeLL128Bw); algBw = busBw x n/nsteps (ring), x 0.5 (tree). The tree's time divides by algBw x
+//     treeCorrectionFactor [protocol][log2(size/64)] (0.4 .. 1, sizes 64 B .. 256 MiB), as NCCL's
+//     ncclTopoGetAlgoTime does.
+// Not modelled: the x0.85 of the TREE intra-node pattern (NCCL's search prefers the balanced tree), CollNet
+// Chain and NVLS+CollNet (NVLS and CollNet Direct are in tuning_table below), and per-architecture tables
+// other than Hopper (sm90) and, for the latency-only terms, everything before sm80.
 #include "scenarios/collectives.hpp"
 #include "scenarios/nccl_cost.hpp"
 

@@ -495,12 +495,48 @@ TEST_CASE("collective registry lists every algorithm") {
   for (const auto& e : reg.entries()) CHECK(!e.description.empty());
 }
 
+TEST_CASE("tuning: the tree's time carries NCCL's treeCorrectionFactor per size") {
+  // ncclTopoGetAlgoTime: time = latency + size / (1000 x algBw x
+  // treeCorrectionFactor[protocol][log2(size/64)]), the factor only for 64 B .. 256 MiB (index < 23). LL128
+  // row (2.10 on): index 16 (4 MiB) 0.8, 13 (512 KiB) 0.6; the 2.8/2.9 row: index 13 0.5. Ring times carry
+  // none.
+  TuningInputs in;
+  in.op = CollOp::AllReduce;
+  in.ranks = 32;
+  in.nodes = 4;
+  in.channels = 8;
+  in.nvlink_GBps = 450;
+  in.net_GBps = 100;
+  in.bus_GBps = 100;
+  auto tree_ll128 = [&](std::uint64_t bytes, const char* version) {
+    in.size_bytes = bytes;
+    in.table = &nccl_cost_table(version);
+    for (const auto& e : tuning_table(in))
+      if (e.algorithm == "tree" && e.protocol == "ll128") return e;
+    FAIL("no tree LL128 row");
+    return TuningEstimate{};
+  };
+  const auto at4m = tree_ll128(4u << 20, "2.19.3");
+  CHECK(at4m.time_us == doctest::Approx(at4m.latency_us + (4u << 20) / (1000.0 * at4m.algbw_GBps * 0.8)));
+  const auto at512k = tree_ll128(512u << 10, "2.19.3");
+  CHECK(at512k.time_us ==
+        doctest::Approx(at512k.latency_us + (512u << 10) / (1000.0 * at512k.algbw_GBps * 0.6)));
+  const auto old512k = tree_ll128(512u << 10, "2.8.4");
+  CHECK(old512k.time_us ==
+        doctest::Approx(old512k.latency_us + (512u << 10) / (1000.0 * old512k.algbw_GBps * 0.5)));
+  const auto at1g = tree_ll128(1u << 30, "2.19.3"); // index 24: no correction
+  CHECK(at1g.time_us == doctest::Approx(at1g.latency_us + (1u << 30) / (1000.0 * at1g.algbw_GBps)));
+  // busBw: min(100 x 0.92, 8 x perChMaxTreeBw) x 120/128, algBw x 0.5 (Hopper caps do not bind here).
+  CHECK(at1g.algbw_GBps == doctest::Approx(100 * 0.92 * 120.0 / 128.0 * 0.5));
+}
+
 TEST_CASE("tuning: a 2-node tree is priced at up to twice the network (NCCL's bwIntra for <= 2 nodes)") {
   // 2 x 4 GPUs, 4 x NDR200 per node (100 GB/s), NVLink 450 GB/s, 1 GiB AllReduce. NCCL prices <= 2 nodes by
   // the graphs' intra-node bandwidth and lets a tree's rise to twice the inter-node one (search.cc pass 2):
-  // tree LL128 busBw = min(450, 2 x 100) x 120/128 = 187.5, algbw 93.75 GB/s (Simple: x 0.92, 92); ring
-  // busBw 100, algbw 100 x 8/14 = 57.1 GB/s. So tree. On 4 nodes the raise does not apply: busBw 100 for
-  // both, ring algbw 100 x 16/30 = 53.3 against tree 46: ring.
+  // tree busBw = min(450, 2 x 100) x 0.92 = 184 for every protocol, algbw 92 GB/s for Simple; LL128 x 120/128
+  // on top, 172.5 / 86.25 (tuning.cc; no treeCorrectionFactor above 256 MiB); ring busBw 100, algbw
+  // 100 x 8/14 = 57.1 GB/s. So tree Simple. On 4 nodes the raise does not apply: busBw 100 for both, ring
+  // algbw 100 x 16/30 = 53.3 against tree 46: ring.
   TuningInputs in;
   in.op = CollOp::AllReduce;
   in.size_bytes = 1ull << 30;
@@ -513,8 +549,9 @@ TEST_CASE("tuning: a 2-node tree is priced at up to twice the network (NCCL's bw
   in.nics = 4;
   const auto two = tuning_choose(in);
   CHECK(two.algorithm == "tree");
-  CHECK(two.protocol == "ll128");
-  CHECK(two.algbw_GBps == doctest::Approx(93.75));
+  CHECK(two.protocol == "simple");
+  CHECK(two.algbw_GBps == doctest::Approx(92.0));
+  CHECK(tuning_choose_protocol(in, "tree").protocol == "simple");
   in.ranks = 16;
   in.nodes = 4;
   CHECK(tuning_choose(in).algorithm == "ring");
