@@ -267,14 +267,21 @@ nlohmann::json error_summary(std::vector<double> abs_errors) {
 std::string validate_table(const nlohmann::json& v) {
   std::ostringstream s;
   char line[256];
-  std::snprintf(line, sizeof line, "%-18s %12s %14s %14s %9s\n", "test", "size (B)", "measured GB/s",
-                "simulated GB/s", "error %");
+  // The job (nodes x GPUs per node) and what the simulation ran (algorithm/protocol) on every row: a log may
+  // hold several jobs of one test (issue 309's 2-, 4- and 8-node runs), and the choice explains many errors.
+  std::snprintf(line, sizeof line, "%-18s %7s %12s %14s %14s %9s  %s\n", "test", "job", "size (B)",
+                "measured GB/s", "simulated GB/s", "error %", "simulated as");
   s << line;
   for (const auto& r : v.at("rows")) {
-    std::snprintf(
-        line, sizeof line, "%-18s %12llu %14.2f %14.2f %9.2f\n", r.at("test").get<std::string>().c_str(),
-        static_cast<unsigned long long>(r.at("size_bytes").get<std::uint64_t>()),
-        r.at("measured").get<double>(), r.at("simulated").get<double>(), r.at("error_pct").get<double>());
+    const std::string job =
+        std::to_string(r.value("nodes", 0u)) + "x" + std::to_string(r.value("gpus_per_node", 0u));
+    const std::string algo = r.value("algorithm", std::string{}), proto = r.value("protocol", std::string{});
+    const std::string ran = algo.empty() ? "-" : proto.empty() ? algo : algo + "/" + proto;
+    std::snprintf(line, sizeof line, "%-18s %7s %12llu %14.2f %14.2f %9.2f  %s\n",
+                  r.at("test").get<std::string>().c_str(), job.c_str(),
+                  static_cast<unsigned long long>(r.at("size_bytes").get<std::uint64_t>()),
+                  r.at("measured").get<double>(), r.at("simulated").get<double>(),
+                  r.at("error_pct").get<double>(), ran.c_str());
     s << line;
   }
   const auto& sm = v.at("summary");

@@ -144,3 +144,20 @@ TEST_CASE(
   const auto a = load(dir / "plain.json"), b = load(dir / "hashed.json");
   CHECK(a.at("bandwidth") == b.at("bandwidth"));
 }
+
+TEST_CASE("validate nccl-tests: the text table names each row's job and what the simulation ran") {
+  // Issue 309's file holds 2-, 4- and 8-node runs of one test: without a job column their rows were
+  // indistinguishable in the table. The last column is the algorithm/protocol the simulation ran.
+  const auto r =
+      ibn::test::run_cli("validate nccl-tests " + kData +
+                         "/nccl-tests/h100-ndr400x8-ib-2node-4node-8node-all_reduce-nccl-tests-issue309.md "
+                         "--engine flow -n 1 --max-bytes 1M 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("job") != std::string::npos);
+  CHECK(r.out.find("simulated as") != std::string::npos);
+  CHECK(r.out.find(" 2x8 ") != std::string::npos);
+  CHECK(r.out.find(" 4x8 ") != std::string::npos);
+  CHECK(r.out.find(" 8x8 ") != std::string::npos);
+  CHECK(r.out.find("tree/ll") != std::string::npos);
+}
