@@ -22,6 +22,15 @@ using scen::nccl_version_code;
 
 namespace {
 
+/// Whether every NIC the log's NCCL INFO lines name runs RoCE ("NET/IB : Using [0]mlx5_5:1/RoCE"); false
+/// when none is named or any is InfiniBand (Snellius lists its Ethernet mlx5_0 beside four IB ports).
+bool roce_only(const calib::NcclTestsRun& run) {
+  if (run.nics.empty()) return false;
+  for (const auto& n : run.nics)
+    if (n.link_layer != "RoCE") return false;
+  return true;
+}
+
 struct SimRow {
   std::uint64_t size = 0;
   double busbw = 0, time_us = 0;
@@ -91,6 +100,12 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (p == "simple" || p == "ll" || p == "ll128") o.protocol = p;
   }
+  if (roce_only(run) && o.nodes > 1 && notes)
+    notes->push_back(
+        log + ":" + std::to_string(run.first_line) +
+        ": the log's NICs run RoCE (NET/IB .../RoCE): simulated with packet.link_layer=rocev2 "
+        "(RoCEv2 headers) on the fabric given, whose switches, flow control and congestion control "
+        "stay as it and the scenario keys say (--set packet.link_layer=ib overrides)");
   if (run.gdr && !*run.gdr && o.nodes > 1 && notes)
     notes->push_back(
         log + ":" + std::to_string(run.first_line) +
@@ -121,6 +136,8 @@ std::vector<std::string> nccl_log_sets(const calib::NcclTestsRun& run, std::uint
   // GPUDirect RDMA off in the log (GDR 0): the host-staging model; a --set by the user comes later and
   // wins.
   if (run.gdr && !*run.gdr && nodes > 1) sets.push_back("packet.gpudirect=false");
+  // Every NIC NCCL listed runs RoCE: RoCEv2 framing (82-byte headers instead of InfiniBand's 26).
+  if (roce_only(run) && nodes > 1) sets.push_back("packet.link_layer=rocev2");
   // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS from the log's environment lines bound the channel count.
   for (const auto& [env, key] :
        {std::pair<const char*, const char*>{"NCCL_MIN_NCHANNELS", "nccl.min_channels"},

@@ -161,3 +161,35 @@ TEST_CASE("validate nccl-tests: the text table names each row's job and what the
   CHECK(r.out.find(" 8x8 ") != std::string::npos);
   CHECK(r.out.find("tree/ll") != std::string::npos);
 }
+
+TEST_CASE(
+    "validate nccl-tests: a log whose NICs all run RoCE is simulated with RoCEv2 framing, and says so") {
+  // MOC's NET/IB line names one RoCE port: packet.link_layer=rocev2 (82-byte headers), with a note. Snellius
+  // lists an Ethernet mlx5_0 beside four InfiniBand ports: left on InfiniBand framing, no note.
+  const auto moc =
+      ibn::test::run_cli("validate nccl-tests " + kData +
+                         "/nccl-tests/moc-h100-cx7-roce400g-2node-all_reduce_roce_1gpu-nogdr-cci-moc.log "
+                         "--engine flow -n 1 --max-bytes 2G --json 2>/dev/null");
+  INFO(moc.out);
+  REQUIRE(moc.code == 0);
+  const auto v = nlohmann::json::parse(moc.out);
+  bool roce_note = false;
+  for (const auto& n : v.at("notes"))
+    roce_note |= n.get<std::string>().find("packet.link_layer=rocev2") != std::string::npos;
+  CHECK(roce_note);
+  // The framing reaches the simulation: the same run forced back to InfiniBand headers is faster.
+  const auto ib =
+      ibn::test::run_cli("validate nccl-tests " + kData +
+                         "/nccl-tests/moc-h100-cx7-roce400g-2node-all_reduce_roce_1gpu-nogdr-cci-moc.log "
+                         "--engine flow -n 1 --max-bytes 2G --set packet.link_layer=ib --json 2>/dev/null");
+  REQUIRE(ib.code == 0);
+  const auto w = nlohmann::json::parse(ib.out);
+  REQUIRE(v.at("rows").size() == w.at("rows").size());
+  REQUIRE(!v.at("rows").empty());
+  CHECK(v.at("rows")[0].at("simulated").get<double>() < w.at("rows")[0].at("simulated").get<double>());
+  const auto sn = ibn::test::run_cli("validate nccl-tests " + kData +
+                                     "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log "
+                                     "--engine flow -n 1 --max-bytes 4K 2>&1");
+  REQUIRE(sn.code == 0);
+  CHECK(sn.out.find("RoCE") == std::string::npos);
+}
