@@ -50,6 +50,10 @@ struct Split {
   int up = 0;
 };
 
+std::string unused_ports(int n) {
+  return std::to_string(n) + (n == 1 ? " port unused" : " ports unused");
+}
+
 /// Splits `radix` ports into down:up = ratio, or explains why it cannot and what would work.
 Split split_ports(int radix, const Ratio& r, const std::string& tier_name, const std::string& radix_flag) {
   const int parts = r.down + r.up;
@@ -58,33 +62,45 @@ Split split_ports(int radix, const Ratio& r, const std::string& tier_name, const
   std::ostringstream msg;
   msg << "radix " << radix << " at " << r.to_string() << " gives " << down << " down-ports per " << tier_name
       << " (must be a whole number). Nearest valid choices:";
-  // The ratios planners use (a:1 and 1:b) that split this port count exactly, nearest below and above.
+  // Exact splits of this port count nearest below and above the ratio asked for: any down:up (in lowest
+  // terms), then the ratios planners use (a:1 and 1:b) when they are other ones within a factor of 2 of it
+  // (radix 7 at 1:1: 3:4 and 4:3, not 1:6 and 6:1).
   const double want = r.value();
-  std::optional<Ratio> below, above;
-  for (int k = 1; k < radix; ++k) {
-    if (radix % (k + 1) != 0) continue;
-    for (const Ratio c : {Ratio{k, 1}, Ratio{1, k}}) {
-      const double v = c.value();
-      if (v < want && (!below || v > below->value())) below = c;
-      if (v > want && (!above || v < above->value())) above = c;
+  std::optional<Ratio> below, above, simple_below, simple_above;
+  auto offer = [&](const Ratio c, std::optional<Ratio>& lo, std::optional<Ratio>& hi) {
+    const double v = c.value();
+    if (v < want && (!lo || v > lo->value())) lo = c;
+    if (v > want && (!hi || v < hi->value())) hi = c;
+  };
+  for (int d = 1; d < radix; ++d) {
+    const int g = std::gcd(d, radix - d);
+    offer(Ratio{d / g, (radix - d) / g}, below, above);
+    if (radix % (d + 1) == 0) {
+      offer(Ratio{d, 1}, simple_below, simple_above);
+      offer(Ratio{1, d}, simple_below, simple_above);
     }
   }
-  for (const auto& c : {below, above})
+  auto same = [](const std::optional<Ratio>& a, const std::optional<Ratio>& b) {
+    return a && b && a->down == b->down && a->up == b->up;
+  };
+  auto near = [&](const std::optional<Ratio>& c) {
+    return c && std::max(c->value() / want, want / c->value()) <= 2.0;
+  };
+  for (const auto& c :
+       {below, above, near(simple_below) && !same(simple_below, below) ? simple_below : std::nullopt,
+        near(simple_above) && !same(simple_above, above) ? simple_above : std::nullopt})
     if (c)
       msg << " --oversubscription " << c->to_string() << " (" << radix / (c->down + c->up) * c->down
           << " down/" << radix / (c->down + c->up) * c->up << " up);";
   const int lo = radix / parts * parts, hi = lo + parts;
   if (lo > 0)
     msg << " " << radix_flag << " " << lo << " (" << lo / parts * r.down << " down/" << lo / parts * r.up
-        << " up"
-        << (radix_flag == "--leaf-ports" ? ", " + std::to_string(radix - lo) + " ports unused"
-                                         : std::string())
-        << ");";
+        << " up" << (radix_flag == "--leaf-ports" ? ", " + unused_ports(radix - lo) : std::string()) << ");";
   if (radix_flag == "--radix")
     msg << " --radix " << hi << " (" << hi / parts * r.down << " down/" << hi / parts * r.up << " up);";
   if (lo > 0 && radix_flag == "--radix")
-    msg << " or keep radix " << radix << " and use --leaf-ports " << lo << " (" << radix - lo
-        << " ports unused)";
+    msg << " or keep radix " << radix << " and use --leaf-ports " << lo << " (" << unused_ports(radix - lo)
+        << ")";
   throw InputError(msg.str());
 }
 

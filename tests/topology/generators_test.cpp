@@ -192,6 +192,16 @@ TEST_CASE("fat-tree refuses impossible requests with the reason and nearest vali
   CHECK(e.find("--oversubscription 7:1") != std::string::npos);
   CHECK(e.find("--radix 60") != std::string::npos);
   CHECK(e.find("--leaf-ports 60 (4 ports unused)") != std::string::npos);
+  // The exact splits nearest 4:1 on either side come first: 51:13 (51/13) and 13:3 (52/12).
+  CHECK(e.find("--oversubscription 51:13 (51 down/13 up)") != std::string::npos);
+  CHECK(e.find("--oversubscription 13:3 (52 down/12 up)") != std::string::npos);
+  // Radix 7 (prime) at 1:1: the nearest splits are 3:4 and 4:3; 1:6 and 6:1 are 6x away and not offered.
+  const std::string p7 = error_of([] { build_fat_tree(ft(2, 7, std::nullopt, "1:1")); });
+  CHECK(p7.find("--oversubscription 3:4 (3 down/4 up)") != std::string::npos);
+  CHECK(p7.find("--oversubscription 4:3 (4 down/3 up)") != std::string::npos);
+  CHECK(p7.find("1:6") == std::string::npos);
+  CHECK(p7.find("6:1") == std::string::npos);
+  CHECK(p7.find("(1 port unused)") != std::string::npos);
   CHECK(error_of([] { build_fat_tree(ft(2, 64, 5000, "1:1")); }).find("at most 2048 hosts") !=
         std::string::npos);
   CHECK(error_of([] { build_fat_tree(ft(4, 64, 10, "1:1")); }).find("--tiers must be 2 or 3") !=
