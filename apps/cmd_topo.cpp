@@ -170,6 +170,17 @@ void add_generate(CLI::App& topo) {
     p.speed = topo::parse_link_speed(ro->rate, "--rate");
     if (!ro->cables.empty()) p.cables = topo::parse_cable_lengths(ro->cables, "--cable-m");
     emit_fabric_json(with_switch_model(topo::build_rail_optimized(p), ro->switch_model), ro->out);
+    // The UFM appliance is cabled into a node slot of the last SU: with every SU full of nodes it opens an
+    // SU of its own. Say so (the fabric is valid, but it is one SU larger than the nodes alone need).
+    if (p.ufm_ports > 0 && p.nodes % p.su_nodes == 0) {
+      const std::int64_t sus = p.nodes / p.su_nodes;
+      std::cerr << "note: the UFM appliance's ports take the slot of a node, so " << p.nodes
+                << " nodes and the UFM "
+                << "need " << sus + 1 << " SUs of " << p.su_nodes
+                << " (the last holds the UFM alone); --nodes " << p.nodes - 1 << " keeps " << sus
+                << " SUs, as the DGX SuperPOD design does (127 nodes and the UFM "
+                << "in 4 SUs of 32)\n";
+    }
   });
 
   auto ky = std::make_shared<KaryOpts>();
