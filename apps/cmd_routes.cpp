@@ -55,7 +55,11 @@ void add_routes_command(CLI::App& topo) {
                 << ", beyond InfiniBand's unicast range 0x0001-0xBFFF (49151); a real subnet this size needs "
                    "several subnets\n";
     std::ostringstream s;
-    routing::write_lft_dump(loaded.fabric, tables, s);
+    if (const std::size_t synthetic = routing::write_lft_dump(loaded.fabric, tables, s); synthetic > 0)
+      std::cerr
+          << "note: " << synthetic << " node(s) have no GUID in " << o->input
+          << " (generated fabrics carry none): the dump gives them synthetic ones, 0x1000000000000000 + "
+             "node index + 1\n";
     if (o->out == "-")
       std::cout << s.str();
     else {
