@@ -93,6 +93,12 @@ CcExperiment CcExperiment::from_json(const nlohmann::json& j, const std::string&
   }
   if (e.message_bytes > e.bytes_per_sender)
     throw InputError(where + ".message_bytes: larger than bytes_per_sender");
+  // One start time for every sender, or one per sender: a shorter list used to repeat its last value for
+  // the senders it did not name, and a longer one dropped the extra values, both silently.
+  if (e.start_us.size() > 1 && e.start_us.size() != static_cast<std::size_t>(e.senders))
+    throw InputError(where + ".start_us: " + std::to_string(e.start_us.size()) + " start times for " +
+                     std::to_string(e.senders) +
+                     " senders: give one (every sender starts then) or one per sender");
   if (!variants.is_array()) variants = nlohmann::json::array({nlohmann::json{{"label", e.name}}});
   for (std::size_t i = 0; i < variants.size(); ++i) {
     const auto& v = variants[i];
@@ -146,9 +152,9 @@ std::vector<CcRunResult> run_cc_experiment(const CcExperiment& e) {
   std::vector<pkt::HcaIndex> hca(static_cast<std::size_t>(n + 1));
   for (pkt::HcaIndex i = 0; i < tables.num_hcas(); ++i)
     hca[std::stoul(f.node(tables.hca_nodes()[i]).name.substr(1))] = i;
-  auto start_of = [&](int s) {
+  auto start_of = [&](int s) { // from_json: none (0), one for all, or one per sender
     if (e.start_us.empty()) return 0.0;
-    return e.start_us[std::min<std::size_t>(static_cast<std::size_t>(s), e.start_us.size() - 1)];
+    return e.start_us.size() == 1 ? e.start_us[0] : e.start_us[static_cast<std::size_t>(s)];
   };
 
   std::vector<CcRunResult> out;

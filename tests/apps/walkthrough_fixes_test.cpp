@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 TEST_CASE("topo generate rail-optimized: a UFM that opens an SU of its own is named in a note") {
@@ -26,4 +27,18 @@ TEST_CASE("topo generate rail-optimized: a UFM that opens an SU of its own is na
                          (dir / "b.json").string());
   REQUIRE(pod.code == 0);
   CHECK(pod.out.find("note:") == std::string::npos);
+}
+
+TEST_CASE("experiment: start_us with fewer (or more) values than senders is refused, naming the key") {
+  const auto dir = ibn::test::scratch_dir("walk-experiment");
+  const auto def = dir / "three.json";
+  {
+    std::ofstream f(def);
+    f << R"({"name": "three", "senders": 3, "start_us": [0, 100], "bytes_per_sender": "1M"})";
+  }
+  const auto r = ibn::test::run_cli("experiment " + def.string() + " -o " + (dir / "out").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("start_us: 2 start times for 3 senders") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "out" / "summary.json"));
 }
