@@ -166,10 +166,11 @@ std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& 
        "#wrong \n";
   s << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)  "
        "       \n";
+  // nccl-tests' adaptive time column: 2 decimals below 100 us, 1 below 10,000 us, none above ("27.73",
+  // "1150.9", "12234" in the real logs of tests/data/nccl-tests).
   auto t = [](double us) {
     char b[32];
-    if (us >= 10000) std::snprintf(b, sizeof b, "%8.1f", us);
-    else std::snprintf(b, sizeof b, "%8.2f", us);
+    std::snprintf(b, sizeof b, us >= 10000 ? "%8.0f" : us >= 100 ? "%8.1f" : "%8.2f", us);
     return std::string(b);
   };
   double bus_sum = 0;

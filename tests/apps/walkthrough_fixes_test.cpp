@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 TEST_CASE("topo generate rail-optimized: a UFM that opens an SU of its own is named in a note") {
@@ -41,4 +42,37 @@ TEST_CASE("experiment: start_us with fewer (or more) values than senders is refu
   CHECK(r.code == 2);
   CHECK(r.out.find("start_us: 2 start times for 3 senders") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "out" / "summary.json"));
+}
+
+TEST_CASE("nccl-tests: the time column keeps nccl-tests' adaptive precision") {
+  // nccl-tests prints 2 decimals below 100 us, 1 below 10,000 us and none above ("27.73", "1150.9", "12234"
+  // in the real logs); the front-end printed 2 decimals up to 10 ms and 1 above.
+  const auto r =
+      ibn::test::run_cli("nccl-tests all_reduce_perf -b 64K -e 4G -f 256 -g 8 --nodes 2 --engine flow -n 1 "
+                         "-w 0 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  std::istringstream in(r.out);
+  int rows = 0;
+  bool below_100 = false, mid = false, above_10ms = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    std::string size, count, type, redop, root, time;
+    if (!(f >> size >> count >> type >> redop >> root >> time)) continue;
+    if (size.find_first_not_of("0123456789") != std::string::npos) continue; // a progress line (stderr)
+    ++rows;
+    const double us = std::stod(time);
+    const auto dot = time.find('.');
+    const std::size_t decimals = dot == std::string::npos ? 0 : time.size() - dot - 1;
+    const std::size_t want = us < 100 ? 2 : us < 10000 ? 1 : 0;
+    CHECK(decimals == want);
+    below_100 |= us < 100;
+    mid |= us >= 100 && us < 10000;
+    above_10ms |= us >= 10000;
+  }
+  CHECK(rows == 3); // 64 KiB, 16 MiB, 4 GiB
+  CHECK(below_100);
+  CHECK(mid);
+  CHECK(above_10ms);
 }
