@@ -185,7 +185,10 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
       throw InputError("fabric '" + f.name + "' has " + std::to_string(hcas.size()) + " HCAs, fewer than " +
                        "nics_per_node = " + std::to_string(nics_per_node));
   }
-  for (auto& s : slots) s.leaf = leaf_of(f, hcas[s.hcas.front()]);
+  for (auto& s : slots) {
+    for (const HcaIndex h : s.hcas) s.rail_leaves.push_back(leaf_of(f, hcas[h]));
+    s.leaf = s.rail_leaves.front();
+  }
   NodePool pool(std::move(slots), nics_per_node);
   std::vector<std::string> names;
   names.reserve(hcas.size());
@@ -275,7 +278,12 @@ std::vector<JobPlacement> place_jobs(const NodePool& pool, const std::vector<Job
 
 std::size_t leaves_spanned(const NodePool& pool, const JobPlacement& job) {
   std::set<topo::NodeId> leaves;
-  for (const auto s : job.slots) leaves.insert(pool.slot(s).leaf);
+  for (std::size_t k = 0; k < job.slots.size(); ++k) {
+    const NodeSlot& s = pool.slot(job.slots[k]);
+    const std::size_t rails = k < job.nodes.size() ? job.nodes[k].size() : 1;
+    for (std::size_t r = 0; r < std::max<std::size_t>(rails, 1); ++r)
+      leaves.insert(r < s.rail_leaves.size() ? s.rail_leaves[r] : s.leaf);
+  }
   return leaves.size();
 }
 

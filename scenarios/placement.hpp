@@ -52,6 +52,9 @@ struct NodeSlot {
   std::string name;                  ///< host name (see the header comment)
   std::vector<HcaIndex> hcas;        ///< rail i -> HCA, size nics_per_node
   topo::NodeId leaf = topo::kNoNode; ///< the switch cabled to the rail-0 HCA
+  /// Rail i -> the switch cabled to that HCA (from_fabric; empty for slots given directly: `leaf` stands for
+  /// every rail). On a rail-optimized fabric the rails of one node sit on different leaves.
+  std::vector<topo::NodeId> rail_leaves;
 };
 
 /// The node slots of a fabric for a given number of NICs per node.
@@ -109,7 +112,9 @@ Registry<PlacementFn> builtin_placement_policies();
 std::vector<JobPlacement> place_jobs(const NodePool& pool, const std::vector<JobPlacementRequest>& jobs,
                                      Rng& rng);
 
-/// Number of distinct leaves (NodeSlot::leaf) the placed job spans.
+/// Number of distinct leaf switches the placed job's HCAs are cabled to, over the rails it uses
+/// (NodeSlot::rail_leaves; NodeSlot::leaf where those are not known). A 4-node job inside one rail-optimized
+/// SU with 8 NICs per node spans 8 leaves (it counted 1, the rail-0 leaf, before 2026-12-07).
 std::size_t leaves_spanned(const NodePool& pool, const JobPlacement& job);
 
 } // namespace ibn::scen

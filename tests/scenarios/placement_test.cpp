@@ -4,6 +4,7 @@
 #include "sim/error.hpp"
 #include "tests/test_util.hpp"
 #include "topology/generators.hpp"
+#include "topology/rail_optimized.hpp"
 
 #include <doctest/doctest.h>
 
@@ -250,4 +251,31 @@ TEST_CASE("placement: the policies are a registry") {
   const auto r = builtin_placement_policies();
   for (const char* name : {"linear", "random", "spread", "fragmented", "explicit"}) CHECK(r.contains(name));
   CHECK(r.entries().size() == 5);
+}
+
+TEST_CASE("placement: leaves_spanned counts every rail's leaf on a rail-optimized fabric") {
+  // 2 SUs of 4 nodes x 8 NICs: NIC i of every node of an SU is on leaf i of that SU. A 4-node job inside
+  // SU 0 touches its 8 leaves (it counted 1, the rail-0 leaf, before); across both SUs, 16. With 2 NICs per
+  // node only rails 0 and 1 are used: 2 leaves per SU.
+  topo::RailOptimizedParams p;
+  p.nodes = 8;
+  p.nics_per_node = 8;
+  p.su_nodes = 4;
+  p.radix = 16;
+  p.speed = topo::LinkSpeed{topo::Generation::NDR, 4};
+  const auto f = topo::build_rail_optimized(p);
+  const auto pool = NodePool::from_fabric(f, 8);
+  REQUIRE(pool.size() == 8);
+  Rng rng(1);
+  const auto one_su = place_jobs(pool, {job("a", 4, "linear")}, rng);
+  CHECK(leaves_spanned(pool, one_su[0]) == 8);
+  std::set<topo::NodeId> direct; // the same count read from the fabric
+  for (const auto& node : one_su[0].nodes)
+    for (const auto h : node) direct.insert(leaf_of(f, h));
+  CHECK(direct.size() == 8);
+  const auto both = place_jobs(pool, {job("b", 8, "linear")}, rng);
+  CHECK(leaves_spanned(pool, both[0]) == 16);
+  auto two_nics = job("c", 4, "linear");
+  two_nics.nics_per_node = 2;
+  CHECK(leaves_spanned(pool, place_jobs(pool, {two_nics}, rng)[0]) == 2);
 }
