@@ -9,6 +9,7 @@
 #include "analysis/points.hpp"
 #include "analysis/results.hpp"
 #include "apps/commands.hpp"
+#include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
@@ -20,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -108,14 +110,21 @@ void add_sweep_command(CLI::App& app) {
         }
       points = next;
     }
-    // Validate every point before running any (a bad value fails fast, naming the override).
+    // Validate every point before running any (a bad value fails fast, naming the override): its keys, and
+    // that its jobs fit its fabric as the run would place them (a job of more nodes than the fabric has
+    // used to fail only when its point ran). Fabrics are built once per distinct fabric configuration.
+    std::map<std::string, topo::Fabric> fabrics;
     for (const auto& p : points) try {
-        scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
+        const auto s = scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
+        const std::string key = s.fabric_file + "\n" + s.fabric_generator + "\n" + s.fabric_params.dump();
+        auto it = fabrics.find(key);
+        if (it == fabrics.end()) it = fabrics.emplace(key, scen::build_fabric(s)).first;
+        scen::check_placement(s, it->second);
       } catch (const InputError& e) {
         // The scenario layer names overrides as --set; here they came from --vary (or --seeds).
         std::string m = e.what();
         if (m.rfind("--set ", 0) == 0) m = "--vary " + m.substr(6);
-        throw InputError(m);
+        throw InputError(m.rfind("--vary ", 0) == 0 ? m : "point " + p.id + ": " + m);
       }
     const int rank = env_int("OMPI_COMM_WORLD_RANK", 0), ranks = std::max(1, env_int("OMPI_COMM_WORLD_SIZE", 1));
     analysis::PointsOptions po;

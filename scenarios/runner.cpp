@@ -264,37 +264,8 @@ void ScenarioRunner::schedule_faults() {
 void ScenarioRunner::place() {
   Rng place_rng = Rng::for_stream(s_.seed, "placement");
   // Jobs may use different NICs per node; the pool groups HCAs by the largest NIC count asked for.
-  std::uint32_t nics = 1;
-  for (const auto& j : s_.jobs) nics = std::max(nics, j.nics_per_node);
-  for (const auto& b : s_.background) nics = std::max(nics, b.nics_per_node);
-  auto pool = NodePool::from_fabric(w_.fabric, nics);
-  std::vector<JobPlacementRequest> reqs;
-  for (const auto& j : s_.jobs) {
-    JobPlacementRequest q;
-    q.job = j.name;
-    q.nodes = j.nodes;
-    q.policy = j.placement;
-    q.explicit_nodes = j.hosts;
-    q.nics_per_node = j.nics_per_node;
-    reqs.push_back(q);
-  }
-  // Background traffic takes nodes left free by the jobs (nodes = 0: all of them).
-  std::size_t used = 0;
-  for (const auto& j : s_.jobs) used += j.nodes;
-  for (std::size_t b = 0; b < s_.background.size(); ++b) {
-    const auto& bg = s_.background[b];
-    JobPlacementRequest q;
-    q.job = "background" + std::to_string(b);
-    q.nodes = bg.nodes ? bg.nodes : static_cast<std::uint32_t>(pool.size() > used ? pool.size() - used : 0);
-    if (q.nodes < 2 && bg.pattern != BackgroundPattern::Incast)
-      throw InputError(s_.file + ": key 'background[" + std::to_string(b) +
-                       "].nodes': " + std::to_string(q.nodes) +
-                       " node(s) left free by the jobs; background traffic needs at least 2");
-    q.policy = bg.placement;
-    q.nics_per_node = bg.nics_per_node;
-    used += q.nodes;
-    reqs.push_back(q);
-  }
+  auto pool = NodePool::from_fabric(w_.fabric, placement_nics(s_));
+  const auto reqs = placement_requests(s_, pool.size());
   placed_ = place_jobs(pool, reqs, place_rng);
   for (std::size_t i = 0; i < placed_.size(); ++i) {
     out_.placement.push_back({{"job", i < s_.jobs.size() ? s_.jobs[i].name : reqs[i].job},

@@ -15,6 +15,7 @@
 #include "models/engine.hpp"
 #include "models/packet/config.hpp"
 #include "models/routing/routing.hpp"
+#include "scenarios/placement.hpp"
 #include "scenarios/scenario.hpp"
 #include "topology/describe.hpp"
 #include "topology/fabric.hpp"
@@ -66,6 +67,16 @@ struct World {
   std::vector<std::string> faults;
 };
 World build_world(const Scenario& s);
+/// The scenario's fabric alone (loaded or generated, before faults and routing): build_world's first step.
+topo::Fabric build_fabric(const Scenario& s, std::vector<std::string>* warnings = nullptr,
+                          std::string* source = nullptr);
+/// Placement as the run does it: the pool groups HCAs by the largest NIC count a job or background asks
+/// for; requests are the jobs, then the background traffic on the nodes they leave free.
+std::uint32_t placement_nics(const Scenario& s);
+std::vector<JobPlacementRequest> placement_requests(const Scenario& s, std::size_t pool_size);
+/// Places the scenario's jobs on `f` as the run would and discards the result: the InputError a run would
+/// throw at its start (more nodes than are free, an unknown explicit host), before anything runs.
+void check_placement(const Scenario& s, const topo::Fabric& f);
 /// The fastest link rate at HCA `hca` (an index into the routing tables' HCAs), Gb/s; 0 without links.
 double hca_link_gbps(const World& w, std::uint32_t hca);
 /// The engine's latency of a message from HCA `hca` to another HCA of its leaf switch (the shortest

@@ -6,6 +6,7 @@
 #include "topology/generators.hpp"
 #include "topology/switch_models.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -47,25 +48,72 @@ FabricFacts fabric_facts(const topo::FabricSummary& summary) {
   return f;
 }
 
-World build_world(const Scenario& s) {
-  World w;
+topo::Fabric build_fabric(const Scenario& s, std::vector<std::string>* warnings, std::string* source) {
   if (!s.fabric_file.empty()) {
     const auto path = scenario_path(s, s.fabric_file);
     auto loaded = topo::load_fabric_any(path);
-    w.fabric = std::move(loaded.fabric);
-    w.warnings = std::move(loaded.warnings);
-    w.fabric_source = path;
-  } else {
-    std::map<std::string, std::string> kv;
-    for (const auto& [k, v] : s.fabric_params.items()) kv[k] = param_string(v);
-    const auto gens = topo::builtin_generators();
-    try {
-      w.fabric = gens.get(s.fabric_generator).factory(kv);
-    } catch (const InputError& e) {
-      throw InputError(s.file + ": key 'fabric.params': " + e.what());
-    }
-    w.fabric_source = "generated: " + s.fabric_generator;
+    if (warnings) *warnings = std::move(loaded.warnings);
+    if (source) *source = path;
+    return std::move(loaded.fabric);
   }
+  std::map<std::string, std::string> kv;
+  for (const auto& [k, v] : s.fabric_params.items()) kv[k] = param_string(v);
+  const auto gens = topo::builtin_generators();
+  if (source) *source = "generated: " + s.fabric_generator;
+  try {
+    return gens.get(s.fabric_generator).factory(kv);
+  } catch (const InputError& e) {
+    throw InputError(s.file + ": key 'fabric.params': " + e.what());
+  }
+}
+
+std::uint32_t placement_nics(const Scenario& s) {
+  std::uint32_t nics = 1;
+  for (const auto& j : s.jobs) nics = std::max(nics, j.nics_per_node);
+  for (const auto& b : s.background) nics = std::max(nics, b.nics_per_node);
+  return nics;
+}
+
+std::vector<JobPlacementRequest> placement_requests(const Scenario& s, std::size_t pool_size) {
+  std::vector<JobPlacementRequest> reqs;
+  for (const auto& j : s.jobs) {
+    JobPlacementRequest q;
+    q.job = j.name;
+    q.nodes = j.nodes;
+    q.policy = j.placement;
+    q.explicit_nodes = j.hosts;
+    q.nics_per_node = j.nics_per_node;
+    reqs.push_back(q);
+  }
+  // Background traffic takes nodes left free by the jobs (nodes = 0: all of them).
+  std::size_t used = 0;
+  for (const auto& j : s.jobs) used += j.nodes;
+  for (std::size_t b = 0; b < s.background.size(); ++b) {
+    const auto& bg = s.background[b];
+    JobPlacementRequest q;
+    q.job = "background" + std::to_string(b);
+    q.nodes = bg.nodes ? bg.nodes : static_cast<std::uint32_t>(pool_size > used ? pool_size - used : 0);
+    if (q.nodes < 2 && bg.pattern != BackgroundPattern::Incast)
+      throw InputError(s.file + ": key 'background[" + std::to_string(b) +
+                       "].nodes': " + std::to_string(q.nodes) +
+                       " node(s) left free by the jobs; background traffic needs at least 2");
+    q.policy = bg.placement;
+    q.nics_per_node = bg.nics_per_node;
+    used += q.nodes;
+    reqs.push_back(q);
+  }
+  return reqs;
+}
+
+void check_placement(const Scenario& s, const topo::Fabric& f) {
+  const auto pool = NodePool::from_fabric(f, placement_nics(s));
+  Rng rng = Rng::for_stream(s.seed, "placement");
+  (void)place_jobs(pool, placement_requests(s, pool.size()), rng);
+}
+
+World build_world(const Scenario& s) {
+  World w;
+  w.fabric = build_fabric(s, &w.warnings, &w.fabric_source);
   if (s.nccl_collnet) // CollNet needs SHARP in the switches: NVIDIA's InfiniBand (Quantum) models have it
     for (const auto& n : w.fabric.nodes())
       if (n.kind == topo::NodeKind::Switch && !n.switch_model.empty())

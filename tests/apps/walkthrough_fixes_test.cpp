@@ -76,3 +76,19 @@ TEST_CASE("nccl-tests: the time column keeps nccl-tests' adaptive precision") {
   CHECK(mid);
   CHECK(above_10ms);
 }
+
+TEST_CASE("sweep: a point whose jobs do not fit its fabric is refused before any point runs") {
+  // The dragonfly example has 72 nodes: the point with 100,000 failed only when its turn came, after the
+  // other points had run.
+  const auto dir = ibn::test::scratch_dir("walk-sweep-fit");
+  const auto r =
+      ibn::test::run_cli("sweep " + std::string(IBNETSIM_SOURCE_DIR) +
+                         "/scenarios/examples/dragonfly-allgather.json --vary 'jobs[0].nodes=2,100000' -o " +
+                         (dir / "out").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("point jobs_0_.nodes=100000-seed=1: job 'job': asks for 100000 nodes") !=
+        std::string::npos);
+  CHECK(r.out.find("done in") == std::string::npos); // no point ran
+  CHECK(!std::filesystem::exists(dir / "out"));
+}
