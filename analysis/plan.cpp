@@ -229,12 +229,9 @@ nlohmann::json run_plan(const PlanOptions& opt) {
       po.out_dir = opt.out_dir;
       po.progress = opt.progress;
       po.threads = opt.jobs;
-      if (engine == "flow") {
-        if (opt.external)
-          po.external = opt.external;
-        else
-          po.threads = 1; // SimGrid: one engine per process; run_points forks a child per point
-      }
+      // Flow points: run_points forks one child per point (SimGrid: one engine per process), `jobs` at a
+      // time; the children share the progress board with this process, so the plan shows their progress.
+      if (engine == "flow" && opt.external) po.external = opt.external;
       if (opt.progress)
         opt.progress(std::to_string(pts.size()) + " design(s) on the " + engine + " engine, " +
                      std::to_string(po.threads) + " at a time");

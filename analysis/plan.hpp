@@ -17,7 +17,8 @@
 //
 // Engine: `auto` runs the packet engine when the fabric has at most kPacketMaxHcas HCAs and the flow engine
 // above; the plan states the engine of every design. Points run in parallel (-j): packet points on threads,
-// flow points as child processes (`ibnetsim run`) through PlanOptions::external. A design whose results.json
+// flow points in forked child processes (analysis/points.hpp; their progress reaches the plan's progress
+// lines), or through PlanOptions::external when a caller sets it. A design whose results.json
 // exists with the same configuration is reused (resume after an interrupt).
 //
 // Confidence intervals: distribution-free order-statistic intervals for p50 and p99 at 95 %

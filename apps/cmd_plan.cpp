@@ -4,7 +4,6 @@
 #include "analysis/report.hpp"
 #include "apps/catalog_path.hpp"
 #include "apps/commands.hpp"
-#include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 
@@ -14,7 +13,6 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <sys/wait.h>
 #include <thread>
 
 namespace ibn::app {
@@ -36,12 +34,6 @@ std::vector<std::string> split_list(const std::string& s) {
   while (std::getline(in, item, ','))
     if (!item.empty()) out.push_back(item);
   return out;
-}
-
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("ibnetsim") : p.string();
 }
 
 } // namespace
@@ -134,29 +126,6 @@ void add_plan_command(CLI::App& app) {
     p.jobs = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
     p.out_dir = o->out;
     p.progress = [](const std::string& line) { std::cerr << "plan: " << line << "\n"; };
-    // Flow points run as child processes of this binary (`ibnetsim run`), so several run at once.
-    const std::string exe = self_exe();
-    p.external = [exe](const nlohmann::json& scenario, const std::string& results_path) {
-      const auto dir = std::filesystem::path(results_path).parent_path();
-      std::filesystem::create_directories(dir);
-      const auto scen = (dir / "scenario.json").string();
-      write_file_atomic(scen, scenario.dump(2) + "\n");
-      // A tracked child (not std::system): an interrupt of the plan reaches it and ends the plan.
-      const int rc = run_command_tracked({exe, "run", scen, "-o", dir.string()}, (dir / "run.log").string());
-      if (rc != 0) {
-        // The child's own error line, so that the user reads why (an input error stays one: exit 2).
-        std::string why;
-        std::ifstream log(dir / "run.log");
-        for (std::string line; std::getline(log, line);)
-          if (line.rfind("ibnetsim: ", 0) == 0) why = line.substr(10);
-        const auto code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-        const std::string msg = "design point " + dir.filename().string() + " failed" +
-                                (why.empty() ? std::string() : ": " + why) + " (exit " +
-                                std::to_string(code) + "; log: " + (dir / "run.log").string() + ")";
-        if (code == 2) throw InputError(msg);
-        throw std::runtime_error("plan: " + msg);
-      }
-    };
     const auto plan = analysis::run_plan(p);
     analysis::write_plan_report(plan, o->out + "/report.html");
     if (o->json)
