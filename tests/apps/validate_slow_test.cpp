@@ -37,8 +37,10 @@ TEST_CASE("validate nccl-tests: measured vs simulated busbw rows and summary (CL
   CHECK(v.at("runs").at(0).at("nodes") == 2);
   // The log says "GDR 0": the run is flagged and simulated with packet.gpudirect=false (host staging).
   CHECK(v.at("runs").at(0).at("gdr") == false);
-  REQUIRE(v.at("notes").size() == 1);
-  CHECK(v.at("notes").at(0).get<std::string>().find("GDR 0") != std::string::npos);
+  // Two notes: its NICs run RoCE (RoCEv2 framing), and "GDR 0".
+  REQUIRE(v.at("notes").size() == 2);
+  CHECK(v.at("notes").at(0).get<std::string>().find("packet.link_layer=rocev2") != std::string::npos);
+  CHECK(v.at("notes").at(1).get<std::string>().find("GDR 0") != std::string::npos);
   // NCCL_ALGO=RING and 2 nodes x 1 GPU: the tuning model picks Simple for GiB sizes, so the simulated
   // busbw is the profile's plateau (B = 225 Gb/s = 28.1 GB/s payload) staged through host memory in series
   // at the same rate (docs/packet-models.md "Host path": 1 / (1/B + 1/B) = B/2 = 14.1 GB/s), not LL's
