@@ -109,6 +109,7 @@ void run_fit(const FitOpts& o) {
     p.variability = analysis::fit_repeats(o.repeats, {});
     write_file_atomic(o.out,
                       p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (names_stdout(o.out)) return; // the profile is on standard output: no summary mixed into it
     std::printf("profile %s: %s with the variability of %zu runs\n", o.out.c_str(), o.base.c_str(),
                 o.repeats.size());
     print_variability(*p.variability);
@@ -180,6 +181,7 @@ void run_fit(const FitOpts& o) {
   if (!o.repeats.empty()) p.variability = analysis::fit_repeats(o.repeats, {});
   // Bytes that are not UTF-8 in the inputs (a device name, a file name) become U+FFFD in the profile.
   write_file_atomic(o.out, p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (names_stdout(o.out)) return; // the profile is on standard output: no summary mixed into it
   // A short human summary.
   std::printf("profile %s: %zu input file(s), device %s, %s, MTU %u, link %s\n", o.out.c_str(),
               p.inputs.size(), p.devices.empty() ? "?" : p.devices.front().c_str(),
@@ -311,7 +313,7 @@ void add_measure_command(CLI::App& cal) {
   m->add_option("--sysfs-root", o->m.sysfs_root, "where RDMA devices are listed (for tests)")
       ->capture_default_str();
   m->add_option("--timeout-s", o->m.timeout_s, "per-run timeout, seconds")->capture_default_str();
-  m->add_option("-o,--output", o->m.out_dir, "output folder")->required();
+  m->add_option("-o,--output", o->m.out_dir, "output folder")->required()->check(kOutputFolder);
   m->callback([o] { run_measure(*o); });
 }
 
@@ -403,9 +405,12 @@ void add_calibrate_command(CLI::App& app) {
     o.tests = nv->tests;
     o.iters = std::max<std::uint32_t>(1, nv->iters);
     o.max_bytes = parse_size_bytes(nv->max_bytes, "--max-bytes");
+    // -o naming the log would replace the measurement with the fit.
+    if (!nv->out.empty()) refuse_output_equal_to_input(nv->out, {nv->log}, "-o");
     const auto fit = analysis::fit_nvlink(nv->log, o);
     const auto j = fit.to_json(nv->log);
     if (!nv->out.empty()) write_file_atomic(nv->out, j.dump(2) + "\n");
+    if (!nv->out.empty() && names_stdout(nv->out)) return; // the JSON is on standard output already
     if (nv->json) {
       std::cout << j.dump(2) << "\n";
       return;

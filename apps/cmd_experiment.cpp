@@ -26,7 +26,7 @@ void add_experiment_command(CLI::App& app) {
                     "Definitions: scenarios/examples/cc/*.json (docs/congestion-control.md).\n"
                     "Example: ibnetsim experiment scenarios/examples/cc/two_flows.json -o out/two_flows");
   c->add_option("FILE", o->file, "experiment definition (JSON)")->required();
-  c->add_option("-o,--out", o->out, "output folder (created)")->required();
+  c->add_option("-o,--out", o->out, "output folder (created)")->required()->check(kOutputFolder);
   c->callback([o] {
     const nlohmann::json j = parse_json_text(read_file(o->file), o->file);
     const auto e = scen::CcExperiment::from_json(j, o->file);

@@ -53,7 +53,8 @@ void add_nccl_tests_command(CLI::App& app) {
   cmd->add_option("--channels", p->o.channels, "channels (0 = as NCCL would)");
   cmd->add_option("--seed", p->o.seed, "seed")->capture_default_str();
   cmd->add_option("--set", p->o.sets, "override a scenario key (repeatable)");
-  cmd->add_option("-o,--output", p->json_out, "also write results.json into this folder");
+  cmd->add_option("-o,--output", p->json_out, "also write results.json into this folder")
+      ->check(kOutputFolder);
   cmd->add_flag("-q,--quiet", p->quiet, "no progress lines");
   cmd->callback([p] {
     // The front-end's own options set these keys, and its table is printed from the options: a --set of one

@@ -70,7 +70,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("-j,--jobs", o->jobs, "parallel workers (default: the cores)");
   cmd->add_flag("--json", o->json, "print plan.json instead of the table");
   cmd->add_option("-o,--output", o->out, "output folder (plan.json, report.html, points/)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kOutputFolder);
   cmd->callback([o, cmd] {
     // Lists name each value once (a value twice would build two designs of one name).
     auto once = [](std::vector<std::string> v, const std::string& opt) {

@@ -2,6 +2,7 @@
 // (OUT_DIR/results.json). See analysis/report.hpp and docs/report.md.
 #include "analysis/report.hpp"
 #include "apps/commands.hpp"
+#include "sim/atomic_file.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -39,6 +40,7 @@ void add_report_command(CLI::App& app) {
       const auto parent = std::filesystem::path(input.path).parent_path();
       out = (parent.empty() ? std::filesystem::path("report.html") : parent / "report.html").string();
     }
+    refuse_output_equal_to_input(out, {input.path}, "-o"); // `report out -o out/results.json` destroyed it
     write_file_atomic(out, html);
     std::cerr << "wrote " << out << " (from " << input.path << ")\n";
   });

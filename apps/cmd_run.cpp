@@ -89,7 +89,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
   cmd->add_option("--seed", o->seed, "seed (overrides the scenario's)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--set", o->sets, "override a key: --set jobs[0].nodes=8 (repeatable)");
-  cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
+  cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str()->check(kOutputFolder);
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->add_option(
       "--trace", o->trace,

@@ -62,7 +62,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--vary", o->vary, "KEY=V1,V2,... (repeatable; values split at commas)")->required();
   cmd->add_option("--seeds", o->seeds, "seeds 1..N per point")->capture_default_str();
   cmd->add_option("-j,--jobs", o->jobs, "points run in parallel on this machine (default: cores)");
-  cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
+  cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str()->check(kOutputFolder);
   cmd->add_option("--wait-s", o->wait_s, "rank 0: how long to wait for the other MPI ranks")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o] {

@@ -84,7 +84,7 @@ void add_whatif_command(CLI::App& app) {
       "-j,--jobs", o->jobs,
       "points run in parallel, on both engines (flow: one child process each; default: the cores)");
   add_tail_precision_options(cmd, o->tail_precision, o->max_iters);
-  cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str();
+  cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str()->check(kOutputFolder);
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o, cmd] {
     const auto t0 = std::chrono::steady_clock::now();

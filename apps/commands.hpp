@@ -28,6 +28,18 @@ void add_experiment_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 
 /// A study's list option, each value once: a value twice would run its point (or build its design) twice.
+/// Validator of an output-folder option (-o of run, whatif, sweep, plan, experiment, calibrate measure,
+/// nccl-tests): an empty path (it wrote into the current folder's parent: `run -o ''` wrote /results.json)
+/// and '-' (standard output: these commands write several files) are refused.
+inline const CLI::Validator kOutputFolder(
+    [](std::string& v) -> std::string {
+      if (v.empty()) return "empty path: name the output folder";
+      if (v == "-")
+        return "'-' means standard output, but this command writes a folder of files: name a folder";
+      return {};
+    },
+    "FOLDER");
+
 inline void refuse_listed_twice(const std::vector<std::string>& values, const std::string& flag) {
   for (auto it = values.begin(); it != values.end(); ++it)
     if (std::find(values.begin(), it, *it) != it) throw InputError(flag + ": '" + *it + "' is listed twice");

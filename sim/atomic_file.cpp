@@ -20,10 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool names_stdout(const std::string& path) {
-  return path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1";
-}
-
 /// Writes all of `content` to an already existing non-regular file (FIFO, device) without replacing it.
 void write_in_place(const std::string& path, const std::string& content) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -71,6 +67,10 @@ void replace_atomically(const std::string& shown, const fs::path& target, const 
 }
 
 } // namespace
+
+bool names_stdout(const std::string& path) {
+  return path == "-" || path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1";
+}
 
 void write_file_atomic(const std::string& path, const std::string& content) {
   if (path.empty()) throw InputError("output path is empty");

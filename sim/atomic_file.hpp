@@ -15,6 +15,10 @@ namespace ibn {
 /// Throws InputError naming the path on failure.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+/// Whether an output path means standard output: "-", /dev/stdout, /dev/fd/1, /proc/self/fd/1
+/// (write_file_atomic writes there instead of replacing a file).
+bool names_stdout(const std::string& path);
+
 /// Reads a whole file; throws InputError naming the path when it cannot be opened.
 std::string read_file(const std::string& path);
 

@@ -3,6 +3,7 @@
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -91,4 +92,39 @@ TEST_CASE("sweep: a point whose jobs do not fit its fabric is refused before any
         std::string::npos);
   CHECK(r.out.find("done in") == std::string::npos); // no point ran
   CHECK(!std::filesystem::exists(dir / "out"));
+}
+
+TEST_CASE("output paths: -o '' and -o - are refused for folder outputs, report and calibrate nvlink never "
+          "overwrite their input") {
+  const std::string ex = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/small-allreduce.json";
+  // `run -o ''` wrote /results.json; `run -o -` made a folder called '-'.
+  for (const char* o : {"''", "-"}) {
+    const auto r = ibn::test::run_cli("run " + ex + " -q -o " + o);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find("--output") != std::string::npos);
+  }
+  const auto dir = ibn::test::scratch_dir("walk-outputs");
+  REQUIRE(ibn::test::run_cli("run " + ex + " -q -o " + (dir / "r").string()).code == 0);
+  const std::string results = (dir / "r" / "results.json").string();
+  const auto before = ibn::test::read_text_file(results);
+  const auto rep = ibn::test::run_cli("report " + (dir / "r").string() + " -o " + results);
+  CHECK(rep.code == 2);
+  CHECK(rep.out.find("would overwrite it") != std::string::npos);
+  CHECK(ibn::test::read_text_file(results) == before);
+  // calibrate nvlink -o naming its log replaced the measurement with the fit.
+  const auto log = dir / "nv.log";
+  std::filesystem::copy_file(std::string(IBNETSIM_TEST_DATA) +
+                                 "/nccl-tests/h100-1node-8gpu-nvlink-xxrjun-cluster01-single.log",
+                             log, std::filesystem::copy_options::overwrite_existing);
+  const auto text = ibn::test::read_text_file(log.string());
+  const auto nv =
+      ibn::test::run_cli("calibrate nvlink " + log.string() + " --test all_gather_perf -o " + log.string());
+  CHECK(nv.code == 2);
+  CHECK(ibn::test::read_text_file(log.string()) == text);
+  // calibrate fit -o - writes the profile to standard output (it wrote a file called '-'), JSON only.
+  const auto fit = ibn::test::run_cli("calibrate fit " + std::string(IBNETSIM_TEST_DATA) +
+                                      "/perftest/cx3-mt4099-qdr40g-ib-ib_write_bw-a.txt -o - 2>/dev/null");
+  REQUIRE(fit.code == 0);
+  CHECK(nlohmann::json::parse(fit.out).contains("bandwidth"));
 }
