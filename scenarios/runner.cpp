@@ -662,6 +662,14 @@ void ScenarioRunner::start_iteration(JobRun& jr) {
     }
   }
   for (std::uint32_t r = 0; r < ranks; ++r) first = std::min(first, ready[r]);
+  // The clock is 64-bit picoseconds (106 days): gaps and jitter of up to 1e12 us each cannot wrap it below
+  // half of that, so stop there with the keys that got it there (it wrapped to negative times, exit 0).
+  const Time last = *std::max_element(ready.begin(), ready.end());
+  if (last > Time::ps(Time::max().count_ps() / 2))
+    throw InputError(s_.file + ": job '" + jr.spec->name + "' would start an iteration at " +
+                     std::to_string(last.to_us()) +
+                     " us, beyond what the engine's clock holds (half of 2^63 ps, " +
+                     "53 days): lower its workload.compute_gap_us, workload.jitter or iterations");
   jr.iter_start = now;
   jr.first_ready = first;
   JobRun* p = &jr;

@@ -128,3 +128,24 @@ TEST_CASE("output paths: -o '' and -o - are refused for folder outputs, report a
   REQUIRE(fit.code == 0);
   CHECK(nlohmann::json::parse(fit.out).contains("bandwidth"));
 }
+
+TEST_CASE("run: gaps that would carry the clock past its 64-bit picoseconds are refused, not wrapped") {
+  // 20 iterations x 1e12 us of compute gap: the clock wrapped and the samples came out negative, exit 0.
+  const auto dir = ibn::test::scratch_dir("walk-clock");
+  const auto scen = dir / "s.json";
+  {
+    std::ofstream f(scen);
+    f << R"({"fabric": {"generator": "fat-tree", "params": {"tiers": 2, "radix": 8, "hosts": 16}},
+             "jobs": [{"name": "j", "nodes": 4, "gpus_per_node": 1, "nics_per_node": 1,
+                       "workload": {"sizes": ["64K"], "algorithm": "ring", "iterations": 20,
+                                    "compute_gap_us": 1e12}}]})";
+  }
+  for (const char* engine : {"packet", "flow"}) {
+    const auto r = ibn::test::run_cli("run " + scen.string() + " --engine " + engine + " -q -o " +
+                                      (dir / engine).string());
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find("job 'j' would start an iteration at") != std::string::npos);
+    CHECK(!std::filesystem::exists(dir / engine / "results.json"));
+  }
+}
