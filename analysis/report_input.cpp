@@ -2,7 +2,9 @@
 // (points/<id>/results.json) turned into a what-if style document. See report.hpp.
 #include "analysis/report.hpp"
 
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
+#include "sim/json_text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -46,13 +48,7 @@ ReportInput load_sweep_folder(const std::string& dir) {
   json rows = json::array(), manifest = json::object();
   for (const auto& p : points) {
     const std::string file = (p / "results.json").string();
-    std::ifstream in(file, std::ios::binary);
-    json r;
-    try {
-      r = json::parse(in);
-    } catch (const json::parse_error& e) {
-      throw InputError(file + ": invalid JSON: " + e.what());
-    }
+    const json r = parse_json_text(read_file(file), file);
     const json m = r.value("manifest", json::object());
     if (manifest.empty()) {
       manifest = {{"version", m.value("version", std::string())},
@@ -122,17 +118,9 @@ ReportInput load_report_input(const std::string& path) {
   } else if (!fs::exists(path, ec)) {
     throw InputError(path + ": no such folder or file");
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string() + ": cannot open for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
   ReportInput r;
   r.path = file.string();
-  try {
-    r.doc = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw InputError(r.path + ": invalid JSON: " + e.what());
-  }
+  r.doc = parse_json_text(read_file(r.path), r.path); // file:line:col, numbers past a double, nesting
   return r;
 }
 

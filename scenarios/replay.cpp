@@ -580,15 +580,7 @@ std::optional<DatatypeInfo> nccl_datatype(std::int64_t value) {
 ReplayTrace parse_trace_json(std::istream& in, const std::string& source) {
   std::ostringstream text;
   text << in.rdbuf();
-  json root;
-  try {
-    root = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    throw InputError(source + ": not valid JSON: " + e.what());
-  } catch (const json::exception&) {
-    parse_json_text(text.str(), source); // a number overflowing a double: InputError with line, column, key
-    throw;
-  }
+  const json root = parse_json_text(text.str(), source, "not valid JSON"); // file:line:col, overflow, nesting
   return TraceReader(source).read(root);
 }
 

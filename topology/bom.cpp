@@ -1,6 +1,7 @@
 #include "topology/bom.hpp"
 
 #include "sim/error.hpp"
+#include "sim/json_text.hpp"
 #include "sim/units.hpp"
 #include "topology/link_speed.hpp"
 
@@ -153,13 +154,9 @@ Catalog Catalog::parse(const nlohmann::json& doc, const std::string& where) {
 Catalog Catalog::load(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError("--catalog: cannot open '" + path + "'");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path + ": not valid JSON: " + e.what());
-  }
-  return parse(doc, path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(parse_json_text(text.str(), path, "not valid JSON"), path); // file:line:col, overflow, nesting
 }
 
 const Part* Catalog::find(const std::vector<Part>& list, const std::string& model) const {

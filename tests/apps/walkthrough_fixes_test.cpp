@@ -149,3 +149,29 @@ TEST_CASE("run: gaps that would carry the clock past its 64-bit picoseconds are 
     CHECK(!std::filesystem::exists(dir / engine / "results.json"));
   }
 }
+
+TEST_CASE("JSON inputs nested beyond 256 levels are refused with file, line and column, not a crash") {
+  // 70,000 nested objects crashed `run` (exit 139); `report` on a number past a double named no file.
+  const auto dir = ibn::test::scratch_dir("walk-deep-json");
+  const auto deep = dir / "deep.json";
+  {
+    std::ofstream f(deep);
+    for (int i = 0; i < 70000; ++i) f << "{\"a\":";
+    f << "1";
+    for (int i = 0; i < 70000; ++i) f << "}";
+  }
+  const auto r = ibn::test::run_cli("run " + deep.string() + " -o " + (dir / "out").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find(deep.string() + ":1:1281: malformed JSON: nested more than 256 levels deep") !=
+        std::string::npos);
+  std::filesystem::create_directories(dir / "rep");
+  {
+    std::ofstream f(dir / "rep" / "results.json");
+    f << R"({"collectives": [{"completion_us": {"p50": 1e309}}]})";
+  }
+  const auto rep = ibn::test::run_cli("report " + (dir / "rep").string());
+  INFO(rep.out);
+  CHECK(rep.code == 2);
+  CHECK(rep.out.find((dir / "rep" / "results.json").string() + ":1:") != std::string::npos);
+}
