@@ -188,4 +188,34 @@ std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& 
   return s.str();
 }
 
+void refuse_job_keys_in_sets(const std::vector<std::string>& sets, const std::string& flag,
+                             const std::string& where, bool seed_flag) {
+  struct Key {
+    const char* key;
+    const char* instead;
+  };
+  static constexpr Key kKeys[] = {{"jobs[0].workload.op", nullptr},
+                                  {"jobs[0].workload.sizes", nullptr},
+                                  {"jobs[0].workload.iterations", nullptr},
+                                  {"jobs[0].nodes", nullptr},
+                                  {"jobs[0].gpus_per_node", nullptr},
+                                  {"jobs[0].nics_per_node", "--nics"},
+                                  {"jobs", nullptr},
+                                  {"fabric.file", "--fabric"},
+                                  {"engine", "--engine"},
+                                  {"seed", "--seed"}};
+  for (const auto& kv : sets)
+    for (const auto& k : kKeys) {
+      const std::string key = k.key;
+      if (key == "seed" && !seed_flag) continue;
+      const bool hit =
+          kv.rfind(key + "=", 0) == 0 || kv.rfind(key + ".", 0) == 0 || kv.rfind(key + "[", 0) == 0;
+      if (!hit) continue;
+      std::string instead = k.instead ? k.instead : where;
+      if (flag == "--nccl-set" && k.instead && key != "engine") // calibrate fit's own options
+        instead = std::string("--nccl-") + (k.instead + 2);
+      throw InputError(flag + " " + kv + ": '" + key + "' is set by " + instead + ", not by " + flag);
+    }
+}
+
 } // namespace ibn::analysis

@@ -54,6 +54,14 @@ struct NcclTestsResult {
 
 /// The collective op name (allreduce, ...) of an nccl-tests binary name; InputError for an unknown one.
 std::string nccl_test_op(const std::string& test);
+
+/// Scenario keys a `--set` (named `flag`) may not change where the job is the command's own or a measured
+/// log's: the test (jobs[0].workload.op), sizes, iterations, nodes, GPUs and NICs per node, the fabric file,
+/// the engine and,
+/// with `seed_flag`, the seed. Each is exit 2 naming the key and `where` (what sets it: "TEST, -b/-e/-f, -g,
+/// --nodes, -n", or "the log"); before, such a --set simulated another job than the one printed.
+void refuse_job_keys_in_sets(const std::vector<std::string>& sets, const std::string& flag,
+                             const std::string& where, bool seed_flag);
 /// The scenario document the front-end runs (also used by `validate nccl-tests`).
 nlohmann::json nccl_tests_scenario(const NcclTestsOptions& o);
 NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(const std::string&)> progress = {});

@@ -3,6 +3,7 @@
 // packet engine with a profile (scenarios/calibrate_check.hpp); measure: run real perftest on a testbed
 // (calibration/measure.hpp).
 #include "analysis/nccl_cost_fit.hpp"
+#include "analysis/nccl_tests.hpp"
 #include "analysis/validate.hpp"
 #include "analysis/validate_repeats.hpp"
 #include "apps/commands.hpp"
@@ -157,6 +158,8 @@ void run_fit(const FitOpts& o) {
     p.link_rate_source = "unknown";
     p.warnings.push_back("no perftest input: the device settings are the engine defaults");
   }
+  analysis::refuse_job_keys_in_sets(o.nccl_sets, "--nccl-set", "the logs (their test, sizes, nodes, GPUs)",
+                                    false);
   if (nccl_logs.empty() && (!o.nccl_sets.empty() || o.nccl_nics != 0 || !o.nccl_fabric.empty()))
     throw InputError("--nccl-set/--nccl-nics/--nccl-fabric: no nccl-tests log among the inputs to simulate");
   if (!nccl_logs.empty()) {

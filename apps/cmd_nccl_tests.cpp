@@ -59,13 +59,8 @@ void add_nccl_tests_command(CLI::App& app) {
   cmd->callback([p] {
     // The front-end's own options set these keys, and its table is printed from the options: a --set of one
     // would simulate something else than the table says.
-    for (const auto& kv : p->o.sets)
-      for (const char* key : {"jobs[0].workload.op", "jobs[0].workload.sizes", "jobs[0].nodes",
-                              "jobs[0].gpus_per_node", "jobs[0].workload.iterations"})
-        if (kv.rfind(std::string(key) + "=", 0) == 0 || kv.rfind(std::string(key) + ".", 0) == 0)
-          throw InputError(
-              "--set " + kv + ": '" + key +
-              "' is what the printed table reports (TEST, -b/-e/-f, -g, --nodes, -n): give it there");
+    analysis::refuse_job_keys_in_sets(p->o.sets, "--set", "the command's TEST, -b/-e/-f, -g, --nodes, -n",
+                                      true);
     if (!p->json_out.empty() && std::filesystem::exists(p->json_out) &&
         !std::filesystem::is_directory(p->json_out))
       throw InputError("-o: " + p->json_out + " is a file, not a folder");

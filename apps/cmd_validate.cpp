@@ -1,6 +1,7 @@
 // `ibnetsim validate nccl-tests LOG [--fabric F] [--profile P] [--json]`: measured vs simulated busbw per
 // size. `ibnetsim validate osu LOG [--nodes N --ppn K] [--fabric F] [--profile P] [--json]`: measured vs
 // simulated latency per size of an OSU / IMB output.
+#include "analysis/nccl_tests.hpp"
 #include "analysis/validate.hpp"
 #include "analysis/validate_repeats.hpp"
 #include "apps/commands.hpp"
@@ -36,6 +37,7 @@ void add_validate_command(CLI::App& app) {
   c->add_option("--set", o->sets, "override a scenario key, e.g. nvlink.bandwidth_gbps=2900 (repeatable)");
   c->add_flag("--json", *json, "print JSON rows and summary");
   c->callback([o, log, json, max] {
+    analysis::refuse_job_keys_in_sets(o->sets, "--set", "the log (its test, sizes, nodes, GPUs; -n)", false);
     if (!max->empty()) {
       o->max_bytes = parse_size_bytes(*max, "--max-bytes");
       if (o->max_bytes == 0) throw InputError("--max-bytes: 0 leaves no size to compare");
@@ -163,9 +165,13 @@ void add_validate_command(CLI::App& app) {
       const auto [log, k] = split("--nics-for", v);
       rp->per_log[log].nics_per_node = static_cast<std::uint32_t>(parse_positive_int(k, "--nics-for " + v));
     }
+    analysis::refuse_job_keys_in_sets(rp->sim.sets, "--set", "the logs (their test, sizes, nodes, GPUs; -n)",
+                                      false);
     for (const auto& v : *rset_for) {
       const auto [log, kv] = split("--set-for", v);
       if (kv.find('=') == std::string::npos) throw InputError("--set-for " + v + ": expected LOG=KEY=VALUE");
+      analysis::refuse_job_keys_in_sets({kv}, "--set-for " + log, "the log (its test, sizes, nodes, GPUs)",
+                                        false);
       rp->per_log[log].sets.push_back(kv);
     }
     if (!rp->fit_costs && rep->count("--fit-max-bytes"))

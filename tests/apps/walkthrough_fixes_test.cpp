@@ -175,3 +175,34 @@ TEST_CASE("JSON inputs nested beyond 256 levels are refused with file, line and 
   CHECK(rep.code == 2);
   CHECK(rep.out.find((dir / "rep" / "results.json").string() + ":1:") != std::string::npos);
 }
+
+TEST_CASE("--set may not change the job a front-end or a measured log defines") {
+  // nccl-tests --set engine=flow ran the flow engine under a "(packet engine)" header; validate --set
+  // jobs[0].nodes=1 simulated one node while its rows said 2 x 4; calibrate fit --nccl-set moved the fit.
+  const std::string log = std::string(IBNETSIM_TEST_DATA) +
+                          "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log";
+  struct Case {
+    std::string args, names;
+  };
+  const Case cases[] = {
+      {"nccl-tests all_reduce_perf --nodes 2 -g 2 -n 1 -w 0 -q -b 8 -e 8 --set engine=flow",
+       "'engine' is set by --engine"},
+      {"nccl-tests all_reduce_perf --nodes 2 -g 2 -n 1 -w 0 -q -b 8 -e 8 --set seed=5",
+       "'seed' is set by --seed"},
+      {"validate nccl-tests " + log + " --max-bytes 1K -n 1 --set jobs[0].nodes=1",
+       "'jobs[0].nodes' is set by the log"},
+      {"validate nccl-tests " + log + " --max-bytes 1K -n 1 --set engine=flow",
+       "'engine' is set by --engine"},
+      {"validate nccl-tests " + log + " --max-bytes 1K -n 1 --set jobs[0].workload.sizes=1M",
+       "'jobs[0].workload.sizes' is set by the log"},
+      {"calibrate fit " + log + " --nccl-set jobs[0].gpus_per_node=8 -o /dev/null",
+       "'jobs[0].gpus_per_node' is set by the logs"},
+  };
+  for (const auto& c : cases) {
+    const auto r = ibn::test::run_cli(c.args);
+    INFO(c.args);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(c.names) != std::string::npos);
+  }
+}
