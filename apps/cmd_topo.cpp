@@ -46,6 +46,7 @@ struct RailOpts {
   std::int64_t nodes = 32;
   int nics = 8, su_nodes = 32, radix = 64, tiers = 0, pod_sus = 0, planes = 1, ufm_ports = 0;
   std::string ratios = "1:1", rate = "NDR", cables, out = "-", switch_model;
+  std::int64_t max_hosts = topo::kDefaultMaxHosts;
 };
 struct DragonflyOpts {
   std::optional<int> a, p, h, g; ///< not given: filled to a balanced dragonfly
@@ -148,6 +149,7 @@ void add_generate(CLI::App& topo) {
       ->capture_default_str();
   c->add_option("--rate", ro->rate, "link rate: HDR, NDR, XDR, NDR200, 400Gbps")->capture_default_str();
   c->add_option("--cable-m", ro->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
+  c->add_option("--max-hosts", ro->max_hosts, kMaxHostsHelp)->capture_default_str();
   c->add_option("-o,--output", ro->out, "output file ('-' = stdout)")->capture_default_str();
   add_switch_model_option(c, ro->switch_model);
   c->callback([ro, c] {
@@ -169,6 +171,8 @@ void add_generate(CLI::App& topo) {
     p.ufm_ports = ro->ufm_ports;
     p.speed = topo::parse_link_speed(ro->rate, "--rate");
     if (!ro->cables.empty()) p.cables = topo::parse_cable_lengths(ro->cables, "--cable-m");
+    check_max_hosts(ro->max_hosts);
+    p.max_hosts = ro->max_hosts;
     emit_fabric_json(with_switch_model(topo::build_rail_optimized(p), ro->switch_model), ro->out);
     // The UFM appliance is cabled into a node slot of the last SU: with every SU full of nodes it opens an
     // SU of its own. Say so (the fabric is valid, but it is one SU larger than the nodes alone need).

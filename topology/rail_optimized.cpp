@@ -6,6 +6,7 @@
 #include "topology/port_split.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace ibn::topo {
@@ -77,6 +78,14 @@ Fabric build_rail_optimized(const RailOptimizedParams& in) {
   const std::int64_t sus = (slots_needed + p.su_nodes - 1) / p.su_nodes;
   const std::int64_t L = sus * K; // leaves per plane
   if (L > 1'000'000) throw InputError(fail_prefix() + "too many leaves (" + std::to_string(L) + ")");
+  { // The resource bound, before anything is allocated (264,000 HCAs went through unchecked).
+    const double planes = p.planes, leaves = static_cast<double>(L) * planes;
+    const double hcas = static_cast<double>(p.nodes) * K * planes;
+    const double spines = std::ceil(static_cast<double>(L) * leaf.up / R) * planes;
+    check_fabric_estimate({static_cast<double>(p.nodes), hcas, leaves + 2 * spines,
+                           hcas + 2 * static_cast<double>(L) * leaf.up * planes},
+                          p.max_hosts, "rail-optimized");
+  }
   const int two_tier_spines = spread_switch_count(leaf.up, L * leaf.up, R);
   const int tiers = p.tiers.value_or(two_tier_spines > 0 ? 2 : 3);
   if (tiers == 2 && p.oversubscription.size() > 1)
@@ -228,8 +237,8 @@ Fabric build_rail_optimized(const RailOptimizedParams& in) {
 
 Fabric build_rail_optimized_from_params(const std::map<std::string, std::string>& kv) {
   static const char* const known[] = {
-      "nodes",   "nics-per-node", "su-nodes",  "radix", "tiers",  "oversubscription",
-      "pod-sus", "planes",        "ufm-ports", "rate",  "cable-m"};
+      "nodes",   "nics-per-node", "su-nodes",  "radix", "tiers",   "oversubscription",
+      "pod-sus", "planes",        "ufm-ports", "rate",  "cable-m", "max-hosts"};
   for (const auto& [k, v] : kv)
     if (std::find(std::begin(known), std::end(known), k) == std::end(known)) {
       std::string list;
@@ -259,6 +268,7 @@ Fabric build_rail_optimized_from_params(const std::map<std::string, std::string>
     p.ufm_ports = *u == "0" ? 0 : static_cast<int>(parse_positive_int(*u, "ufm-ports"));
   p.speed = parse_link_speed(get("rate").value_or("NDR"), "rail-optimized rate");
   if (auto c = get("cable-m")) p.cables = parse_cable_lengths(*c, "rail-optimized cable-m");
+  if (get("max-hosts")) p.max_hosts = integer("max-hosts", kDefaultMaxHosts);
   return build_rail_optimized(p);
 }
 

@@ -41,6 +41,7 @@ struct RailOptimizedParams {
   int ufm_ports = 0;
   LinkSpeed speed;
   CableLengths cables;
+  std::int64_t max_hosts = kDefaultMaxHosts; ///< resource bound on HCAs and switches (check_fabric_estimate)
 };
 
 /// Builds and validates the fabric; InputError with the reason and a working alternative otherwise.

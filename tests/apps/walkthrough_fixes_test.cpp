@@ -206,3 +206,24 @@ TEST_CASE("--set may not change the job a front-end or a measured log defines") 
     CHECK(r.out.find(c.names) != std::string::npos);
   }
 }
+
+TEST_CASE(
+    "topo generate rail-optimized is held to the generated-fabric bound (--max-hosts) like the others") {
+  // 33,000 nodes x 8 NICs = 264,000 HCAs went through (728 MB); 4.2 M HCAs ran out of memory.
+  const auto dir = ibn::test::scratch_dir("walk-ro-bound");
+  const auto big =
+      ibn::test::run_cli("topo generate rail-optimized --nodes 33000 --nics-per-node 8 --radix 4096 -o " +
+                         (dir / "a.json").string());
+  INFO(big.out);
+  CHECK(big.code == 2);
+  CHECK(big.out.find("264,000 HCAs") != std::string::npos);
+  CHECK(big.out.find("--max-hosts") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "a.json"));
+  const auto raised =
+      ibn::test::run_cli("topo generate rail-optimized --nodes 64 --nics-per-node 8 --max-hosts 100 -o " +
+                         (dir / "b.json").string());
+  CHECK(raised.code == 2); // 512 HCAs above a limit of 100
+  CHECK(ibn::test::run_cli("topo generate rail-optimized --nodes 64 --nics-per-node 8 --max-hosts 512 -o " +
+                           (dir / "c.json").string())
+            .code == 0);
+}
