@@ -180,8 +180,14 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
   std::vector<WhatifPoint> out;
   std::vector<std::pair<std::string, std::string>> ratios; // text, fabric.params override (JSON) or ""
   if (opt.ratios.empty()) {
-    const auto own =
-        base.fabric_file.empty() ? base.fabric_params.value("oversubscription", std::string("1:1")) : "file";
+    // A fabric file, or a generator without a ratio (dragonfly, k-ary n-tree): "file" / "as built", and the
+    // rows carry the leaf ratio measured on the fabric.
+    const bool ratio_generator =
+        base.fabric_generator == "fat-tree" || base.fabric_generator == "rail-optimized";
+    const std::string own = !base.fabric_file.empty() ? "file"
+                            : ratio_generator
+                                ? base.fabric_params.value("oversubscription", std::string("1:1"))
+                                : "as built";
     ratios.emplace_back(own, "");
   } else {
     if (!base.fabric_file.empty())
@@ -290,7 +296,9 @@ std::vector<WhatifRow> whatif_rows(const std::vector<WhatifPoint>& points,
     const double measured = r.fabric.leaf_oversubscription();
     for (const auto& c : r.collectives) {
       if (!c.measured()) continue;
-      rows.push_back({&p, p.oversubscription == "file" ? measured : leaf_ratio(p.oversubscription),
+      const bool own_fabric = p.oversubscription == "file" || p.oversubscription == "as built";
+      // (A fabric without a leaf tier, a dragonfly, measures 0: its row keeps 1, one ratio.)
+      rows.push_back({&p, own_fabric ? (measured > 0 ? measured : 1.0) : leaf_ratio(p.oversubscription),
                       std::round(measured * 1e4) / 1e4, &c, &r});
     }
   }

@@ -227,3 +227,26 @@ TEST_CASE(
                            (dir / "c.json").string())
             .code == 0);
 }
+
+TEST_CASE(
+    "whatif: a fabric without a ratio keeps its own, explicit ratios name the flag, flow refuses CC rows") {
+  const std::string df = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/dragonfly-allgather.json";
+  const auto dir = ibn::test::scratch_dir("walk-whatif-df");
+  // The shipped dragonfly example failed with the default ratios: "unknown parameter 'oversubscription'".
+  const auto r = ibn::test::run_cli("whatif " + df + " -q -j 1 --routing off -o " + (dir / "a").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("has no oversubscription ratio to vary") != std::string::npos);
+  CHECK(r.out.find("as built") != std::string::npos);
+  CHECK(ibn::test::run_cli("report " + (dir / "a").string()).code == 0);
+  const auto x = ibn::test::run_cli("whatif " + df + " -q --oversubscription 2:1 -o " + (dir / "b").string());
+  CHECK(x.code == 2);
+  CHECK(x.out.find("--oversubscription 2:1: the scenario's fabric (generator 'dragonfly')") !=
+        std::string::npos);
+  // --engine flow with --cc dcqcn printed dcqcn rows identical to 'none' without a word.
+  const auto f = ibn::test::run_cli(
+      "whatif " + std::string(IBNETSIM_SOURCE_DIR) +
+      "/scenarios/examples/small-allreduce.json --engine flow --cc none,dcqcn -o " + (dir / "c").string());
+  CHECK(f.code == 2);
+  CHECK(f.out.find("does not model congestion control") != std::string::npos);
+}
