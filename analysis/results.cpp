@@ -461,7 +461,8 @@ std::string results_csv(const scen::RunResult& r) {
       continue;
     }
     const auto p = percentiles(c.samples_us);
-    const double alg = static_cast<double>(c.size_bytes) * 8.0 / (p.p50 * 1e3);
+    // 0 bytes complete in 0 us: 0 Gb/s, as results.json says (it printed -nan here).
+    const double alg = p.p50 > 0 ? static_cast<double>(c.size_bytes) * 8.0 / (p.p50 * 1e3) : 0.0;
     char line[512];
     std::snprintf(line, sizeof line, "%s,%s,%s,%s,%llu,%u,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
                   c.job.c_str(), c.op.c_str(), c.algorithm.c_str(), c.protocol.c_str(),
@@ -485,7 +486,8 @@ std::string results_table(const scen::RunResult& r) {
       continue;
     }
     const auto p = percentiles(c.samples_us);
-    const double bus = static_cast<double>(c.size_bytes) * 8.0 / (p.p50 * 1e3) * c.busbw_factor;
+    const double bus =
+        p.p50 > 0 ? static_cast<double>(c.size_bytes) * 8.0 / (p.p50 * 1e3) * c.busbw_factor : 0.0;
     s << table_row(c.job, c.op, c.algorithm, c.size_bytes, c.ranks, c.samples_us.size(), p.p50, p.p99, p.p999,
                    bus, starred);
   }

@@ -232,7 +232,7 @@ Schema build_schema() {
     s.add(std::move(d));
   }
   add("jobs", K::ObjectArray, "", J::array({J::object()}), "Jobs sharing the fabric (at least one).");
-  add("jobs[].name", K::String, "", "", "Job name (default job<i>).");
+  add("jobs[].name", K::String, "", "", "Job name (default job<i>); two jobs may not share one.");
   add("jobs[].nodes", K::Int, "nodes", 2, "Nodes (servers) in the job.", {}, 1, 1e7);
   add("jobs[].gpus_per_node", K::Int, "GPUs", 8, "GPUs (ranks) per node.", {}, 1, 64);
   add("jobs[].nics_per_node", K::Int, "HCAs", 8,
@@ -246,7 +246,8 @@ Schema build_schema() {
   add("jobs[].workload.op", K::String, "", "allreduce", "Collective operation.",
       coll_ops);
   add("jobs[].workload.sizes", K::SizeList, "bytes", J::array({"16M"}),
-      "Collective sizes as nccl-tests counts them; each size is a separate point.", {}, 0, 1.1e13);
+      "Collective sizes as nccl-tests counts them; each size is a separate point (each listed once).", {}, 0,
+      1.1e13);
   add("jobs[].workload.algorithm", K::String, "", "auto",
       "Collective algorithm (auto = NCCL's tuning model, over ring, tree and what nccl.nvls / nccl.collnet "
       "offer; nvls and collnet need those keys).",
@@ -475,6 +476,27 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
                        std::to_string(job.hosts.size()));
     if (job.placement != "explicit" && !job.hosts.empty())
       throw InputError(where + ": key '" + key + ".hosts': only used with \"placement\": \"explicit\"");
+    // Two jobs of one name have rows nobody can tell apart (and whatif.json refused them after the run).
+    for (const auto& other : s.jobs)
+      if (other.name == job.name)
+        throw InputError(where + ": key '" + key + ".name': '" + job.name + "' names an earlier job too");
+    if (job.workload.trace.empty()) {
+      // A size twice merged its samples (iterations doubled against the config); one rank gave nan/inf
+      // bandwidths in the table and the CSV.
+      const auto& sizes = job.workload.sizes_bytes;
+      for (std::size_t a = 0; a < sizes.size(); ++a) {
+        for (std::size_t b = 0; b < a; ++b)
+          if (sizes[b] == sizes[a])
+            throw InputError(where + ": key '" + key + ".workload.sizes': " + std::to_string(sizes[a]) +
+                             " bytes is listed twice");
+      }
+      if (static_cast<std::uint64_t>(job.nodes) * job.gpus_per_node < 2)
+        throw InputError(
+            where + ": key '" + key + ".nodes': " + std::to_string(job.nodes) + " node(s) x " +
+            std::to_string(job.gpus_per_node) +
+            " GPU(s) is one rank; a collective needs at least two (nccl-tests prints no bandwidth "
+            "for one rank)");
+    }
     // NVLS and CollNet only where the system offers them; "auto" there is NCCL's choice among all offered.
     auto& algo = job.workload.algorithm;
     for (const auto& [name, offered, flag] : {std::tuple{"nvls", s.nccl_nvls, "nccl.nvls"},

@@ -250,3 +250,47 @@ TEST_CASE(
   CHECK(f.code == 2);
   CHECK(f.out.find("does not model congestion control") != std::string::npos);
 }
+
+TEST_CASE(
+    "scenario: two jobs of one name, a size listed twice and a one-rank job are refused, 0 bytes print 0") {
+  const auto dir = ibn::test::scratch_dir("walk-jobs");
+  const std::string fabric =
+      R"("fabric": {"generator": "fat-tree", "params": {"tiers": 2, "radix": 8, "hosts": 16}})";
+  auto job = [](const std::string& name, int nodes, const std::string& sizes) {
+    return R"({"name": ")" + name + R"(", "nodes": )" + std::to_string(nodes) +
+           R"(, "gpus_per_node": 1, "nics_per_node": 1, "workload": {"sizes": )" + sizes +
+           R"(, "algorithm": "ring", "iterations": 3}})";
+  };
+  struct Case {
+    std::string jobs, says;
+  };
+  const Case cases[] = {
+      {job("x", 2, R"(["64K"])") + "," + job("x", 2, R"(["64K"])"),
+       "key 'jobs[1].name': 'x' names an earlier job too"},
+      {job("x", 2, R"(["4K", "4096"])"), "key 'jobs[0].workload.sizes': 4096 bytes is listed twice"},
+      {job("x", 1, R"(["64K"])"), "key 'jobs[0].nodes': 1 node(s) x 1 GPU(s) is one rank"},
+  };
+  int k = 0;
+  for (const auto& c : cases) {
+    const auto file = dir / ("s" + std::to_string(k++) + ".json");
+    {
+      std::ofstream f(file);
+      f << "{" << fabric << R"(, "jobs": [)" << c.jobs << "]}";
+    }
+    const auto r = ibn::test::run_cli("run " + file.string() + " -q -o " + (dir / "out").string());
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(c.says) != std::string::npos);
+  }
+  // 0 bytes: nothing to move, 0 us; the table and the CSV said -nan for its bandwidth.
+  const auto zero = dir / "zero.json";
+  {
+    std::ofstream f(zero);
+    f << "{" << fabric << R"(, "jobs": [)" << job("z", 4, R"(["0"])") << "]}";
+  }
+  const auto r = ibn::test::run_cli("run " + zero.string() + " -q -o " + (dir / "z").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("nan") == std::string::npos);
+  CHECK(ibn::test::read_text_file((dir / "z" / "results.csv").string()).find("nan") == std::string::npos);
+}
