@@ -165,7 +165,12 @@ std::vector<PlanDesign> plan_designs(const PlanOptions& opt, const topo::Catalog
       }
     }
   }
-  if (out.empty()) throw InputError("no valid design for these switches and ratios (see the notes above)");
+  if (out.empty()) { // the notes say why: they go into the message (nothing else prints them on this path)
+    std::string why;
+    if (notes)
+      for (const auto& n : *notes) why += (why.empty() ? ": " : "; ") + n;
+    throw InputError("no valid design for these switches and ratios" + why);
+  }
   if (opt.cc.empty()) return out;
   // Congestion control as a plan dimension: every design once per setting, named with it when there are
   // several. CC lives in the packet engine; a flow design would silently run without it, so it is refused.

@@ -384,7 +384,7 @@ void add_calibrate_command(CLI::App& app) {
       ->capture_default_str();
   chk->add_option("--max-bytes-per-size", c->max_bytes, "payload per size and direction at most")
       ->capture_default_str();
-  chk->add_option("--seed", c->seed, "simulation seed (noise draws)")->capture_default_str();
+  chk->add_option("--seed", c->seed, "simulation seed (noise draws)")->capture_default_str()->check(kSeed);
   chk->callback([c] { run_check(*c); });
 
   struct NvOpts {

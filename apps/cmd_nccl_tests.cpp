@@ -51,7 +51,7 @@ void add_nccl_tests_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--proto", p->o.protocol, "simple, ll128, ll, auto (NCCL_PROTO)")->capture_default_str();
   cmd->add_option("--channels", p->o.channels, "channels (0 = as NCCL would)");
-  cmd->add_option("--seed", p->o.seed, "seed")->capture_default_str();
+  cmd->add_option("--seed", p->o.seed, "seed")->capture_default_str()->check(kSeed);
   cmd->add_option("--set", p->o.sets, "override a scenario key (repeatable)");
   cmd->add_option("-o,--output", p->json_out, "also write results.json into this folder")
       ->check(kOutputFolder);

@@ -270,7 +270,7 @@ void add_perftest_command(CLI::App& app) {
   o->cable_opt =
       c->add_option("--cable-m", o->cable_m, "back-to-back cable length in metres (<= 5 m: DAC, else fibre)")
           ->capture_default_str();
-  c->add_option("--seed", o->seed, "simulation seed")->capture_default_str();
+  c->add_option("--seed", o->seed, "simulation seed")->capture_default_str()->check(kSeed);
   c->callback([o] { run(*o); });
 }
 

@@ -124,6 +124,7 @@ void add_plan_command(CLI::App& app) {
     p.cc = once(split_list(o->cc), "--cc");
     p.catalog_path = catalog_path(o->catalog);
     p.simulate = !o->no_sim;
+    if (cmd->count("--jobs") && o->jobs == 0) throw InputError("-j: at least 1"); // as whatif says it
     p.jobs = o->jobs ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
     p.out_dir = o->out;
     p.progress = [](const std::string& line) { std::cerr << "plan: " << line << "\n"; };

@@ -87,7 +87,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("SCENARIO", o->scenario, "scenario JSON (keys: docs/scenarios.md)")->required();
   cmd->add_option("--engine", o->engine, "packet or flow (default: the scenario's engine key)")
       ->check(CLI::IsMember(choice_names(scen::kEngines)));
-  cmd->add_option("--seed", o->seed, "seed (overrides the scenario's)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o->seed, "seed (overrides the scenario's)")->check(kSeed);
   cmd->add_option("--set", o->sets, "override a key: --set jobs[0].nodes=8 (repeatable)");
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str()->check(kOutputFolder);
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");

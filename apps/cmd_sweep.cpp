@@ -65,8 +65,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str()->check(kOutputFolder);
   cmd->add_option("--wait-s", o->wait_s, "rank 0: how long to wait for the other MPI ranks")->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
     if (o->seeds < 1) throw InputError("--seeds: " + std::to_string(o->seeds) + " (at least 1)");
+    if (cmd->count("--jobs") && o->jobs == 0) throw InputError("-j: at least 1"); // as whatif says it
     const auto base = scen::load_scenario(o->scenario);
     // Dimensions: key and its values.
     std::vector<std::pair<std::string, std::vector<std::string>>> dims;

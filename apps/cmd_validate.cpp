@@ -62,8 +62,8 @@ void add_validate_command(CLI::App& app) {
              "Example: ibnetsim validate osu osu_results.txt --test osu_allreduce --nodes 4 --ppn 36 --rate "
              "EDR --json");
   osu->add_option("LOG", *ulog, "OSU or IMB-MPI1 output")->required();
-  osu->add_option("--nodes", u->nodes, "nodes of the measured run (with --ppn)");
-  osu->add_option("--ppn", u->ppn, "MPI ranks per node (with --nodes)");
+  osu->add_option("--nodes", u->nodes, "nodes of the measured run (with --ppn)")->check(kCount);
+  osu->add_option("--ppn", u->ppn, "MPI ranks per node (with --nodes)")->check(kCount);
   osu->add_option("--fabric", u->fabric,
                   "fabric file (default: two nodes back to back for pt2pt, a non-blocking fat-tree for "
                   "collectives)");

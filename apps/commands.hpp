@@ -40,6 +40,28 @@ inline const CLI::Validator kOutputFolder(
     },
     "FOLDER");
 
+/// Validator of --seed: a whole number from 0 to 9.2e18 (the scenario key's range). "-1" wrapped to 2^64 - 1
+/// in unsigned options, and CLI11's NonNegativeNumber printed a 309-digit bound.
+inline const CLI::Validator kSeed(
+    [](std::string& v) -> std::string {
+      const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || v.size() > 19 || (v.size() == 19 && v > "9200000000000000000"))
+        return "'" + v + "': a seed is a whole number from 0 to 9200000000000000000";
+      return {};
+    },
+    "SEED");
+
+/// Validator of a count flag (--nodes, --ppn): a whole number >= 1 (CLI11's PositiveNumber printed a
+/// 309-digit bound).
+inline const CLI::Validator kCount(
+    [](std::string& v) -> std::string {
+      const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || v.find_first_not_of('0') == std::string::npos || v.size() > 9)
+        return "'" + v + "': expected a whole number from 1 to 999999999";
+      return {};
+    },
+    "N");
+
 inline void refuse_listed_twice(const std::vector<std::string>& values, const std::string& flag) {
   for (auto it = values.begin(); it != values.end(); ++it)
     if (std::find(values.begin(), it, *it) != it) throw InputError(flag + ": '" + *it + "' is listed twice");

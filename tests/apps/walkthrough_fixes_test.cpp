@@ -294,3 +294,36 @@ TEST_CASE(
   CHECK(r.out.find("nan") == std::string::npos);
   CHECK(ibn::test::read_text_file((dir / "z" / "results.csv").string()).find("nan") == std::string::npos);
 }
+
+TEST_CASE("flag values: seeds, counts and -j are checked with plain messages, plan says why no design fits") {
+  const std::string ex = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/examples/small-allreduce.json";
+  const auto dir = ibn::test::scratch_dir("walk-flags");
+  struct Case {
+    std::string args, says;
+  };
+  const Case cases[] = {
+      // perftest --seed -1 ran with seed 18446744073709551615; run --seed -3 printed a 309-digit bound.
+      {"perftest ib_write_bw --seed -1", "a seed is a whole number from 0 to 9200000000000000000"},
+      {"run " + ex + " --seed -3 -o " + (dir / "a").string(), "a seed is a whole number"},
+      {"run " + ex + " --seed 9223372036854775807 -o " + (dir / "a").string(), "a seed is a whole number"},
+      {"validate osu " + std::string(IBNETSIM_TEST_DATA) +
+           "/osu/a100node-hdr200-ib-2node-1pair-osu_multi_lat-host-abci-aist-job7249071.txt --nodes 0 --ppn "
+           "1",
+       "--nodes: '0': expected a whole number from 1"},
+      // -j 0 fell back to the default on sweep and plan (whatif refused it).
+      {"sweep " + ex + " --vary jobs[0].workload.iterations=2 -j 0 -o " + (dir / "s").string(),
+       "-j: at least 1"},
+      {"plan --gpus 256 --no-sim -j 0 -o " + (dir / "p").string(), "-j: at least 1"},
+      // plan printed "see the notes above" and no note.
+      {"plan --gpus 256 --ratios 100:1 --no-sim -o " + (dir / "q").string(),
+       "100:1 on qm9700: no exact design"},
+  };
+  for (const auto& c : cases) {
+    const auto r = ibn::test::run_cli(c.args);
+    INFO(c.args);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(c.says) != std::string::npos);
+    CHECK(r.out.find("179769313486231570814527") == std::string::npos);
+  }
+}
