@@ -489,6 +489,8 @@ std::string plan_table(const nlohmann::json& plan) {
     << std::setw(8) << "engine";
   for (const auto& k : keys) o << "  " << std::setw(30) << (k + " p50/p99 us (d99)");
   o << "\n";
+  std::int64_t n_min = std::numeric_limits<std::int64_t>::max(), n_max = 0;
+  bool thin = false;
   for (const auto& d : designs) {
     o << std::left << std::setw(24) << d.at("name").get<std::string>() << std::setw(6)
       << d.at("ratio").get<std::string>() << std::right << std::setw(5)
@@ -500,8 +502,11 @@ std::string plan_table(const nlohmann::json& plan) {
       std::ostringstream cell;
       if (d.at("results").contains(k)) {
         const auto& r = d.at("results").at(k);
+        const auto n = r.value("n", std::int64_t{0});
+        n_min = std::min(n_min, n), n_max = std::max(n_max, n);
         cell << std::fixed << std::setprecision(1) << r.at("p50_us").get<double>() << "/"
-             << r.at("p99_us").get<double>();
+             << r.at("p99_us").get<double>() << (n < 100 ? "*" : "");
+        thin |= n < 100;
         if (r.contains("delta_p99_pct"))
           cell << " (" << std::showpos << std::setprecision(1) << r.at("delta_p99_pct").get<double>() << "%)";
       } else {
@@ -511,7 +516,14 @@ std::string plan_table(const nlohmann::json& plan) {
     }
     o << "\n";
   }
-  o << "\nCI (95 %, order statistics) per design and size: plan.json designs[].results[].ci_p50_us / "
+  // Every percentile with its sample count (the table showed p99s of 2 samples unmarked).
+  if (n_max > 0)
+    o << "\nn = "
+      << (n_min == n_max ? std::to_string(n_min) : std::to_string(n_min) + ".." + std::to_string(n_max))
+      << " measured iterations per design and size (plan.json designs[].results[].n)"
+      << (thin ? "; * p99 from fewer than the 100 samples it needs: the largest sample or near it" : "")
+      << "\n";
+  o << "CI (95 %, order statistics) per design and size: plan.json designs[].results[].ci_p50_us / "
        "ci_p99_us\n";
   std::string front;
   for (const auto& n : plan.at("pareto")) front += (front.empty() ? "" : ", ") + n.get<std::string>();

@@ -327,3 +327,16 @@ TEST_CASE("flag values: seeds, counts and -j are checked with plain messages, pl
     CHECK(r.out.find("179769313486231570814527") == std::string::npos);
   }
 }
+
+TEST_CASE("plan: the table marks p99s from too few samples and states n") {
+  // `plan -n 2` printed 196.9/199.5 with nothing saying the p99 was one of two samples.
+  const auto dir = ibn::test::scratch_dir("walk-plan-n");
+  const auto r = ibn::test::run_cli("plan --gpus 256 --sizes 1M -n 2 -j 1 --ratios 1:1 -o " +
+                                    (dir / "p").string() + " 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("n = 2 measured iterations per design and size") != std::string::npos);
+  CHECK(r.out.find("* p99 from fewer than the 100 samples it needs") != std::string::npos);
+  CHECK(r.out.find("*  (+0.0%)") == std::string::npos); // the star sits on the p99
+  CHECK(r.out.find("* (+0.0%)") != std::string::npos);
+}
