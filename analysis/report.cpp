@@ -262,6 +262,10 @@ std::string config_section(const Checker& c, const json& doc) {
     }
     flatten(v, k, rows);
   }
+  // What the run itself warned about (results.json's top-level warnings: a QP out of retries, the run's
+  // time limit): the page said "warnings (none)" beside a run that had stopped early.
+  if (const json* w = c.find(doc, "warnings"); w && w->is_array() && !w->empty())
+    flatten(*w, "warnings of the run", rows);
   if (m->contains("points"))
     rows.emplace_back("points", std::to_string((*m)["points"].size()) +
                                     " (each point's overrides: whatif.json manifest.points)");

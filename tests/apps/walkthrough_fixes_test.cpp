@@ -340,3 +340,21 @@ TEST_CASE("plan: the table marks p99s from too few samples and states n") {
   CHECK(r.out.find("*  (+0.0%)") == std::string::npos); // the star sits on the p99
   CHECK(r.out.find("* (+0.0%)") != std::string::npos);
 }
+
+TEST_CASE("report shows the run's own warnings beside its manifest") {
+  // A run that stopped early (a QP out of retries) wrote its warning into results.json's top-level
+  // "warnings"; the page said "warnings (none)".
+  const auto dir = ibn::test::scratch_dir("walk-report-warn");
+  std::filesystem::create_directories(dir / "r");
+  {
+    std::ofstream f(dir / "r" / "results.json");
+    f << R"({"manifest": {"version": "0.1.0", "engine": "packet", "seed": 1, "config": {}, "warnings": []},
+             "collectives": [], "warnings": ["1 QP(s) exhausted their retries: the run stopped there"]})";
+  }
+  const auto r = ibn::test::run_cli("report " + (dir / "r").string() + " -o " + (dir / "r.html").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto html = ibn::test::read_text_file((dir / "r.html").string());
+  CHECK(html.find("warnings of the run") != std::string::npos);
+  CHECK(html.find("1 QP(s) exhausted their retries") != std::string::npos);
+}
