@@ -115,8 +115,14 @@ void add_sweep_command(CLI::App& app) {
     // that its jobs fit its fabric as the run would place them (a job of more nodes than the fabric has
     // used to fail only when its point ran). Fabrics are built once per distinct fabric configuration.
     std::map<std::string, topo::Fabric> fabrics;
+    // Two points whose effective scenarios are equal (`--vary ...oversubscription=1:1,2:2`, `sizes=1M,1024K`)
+    // would run the same thing twice under two names: refused, naming both.
+    std::map<std::string, std::string> seen; // effective scenario -> point id
     for (const auto& p : points) try {
         const auto s = scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
+        if (const auto [it, fresh] = seen.emplace(s.effective.dump(), p.id); !fresh)
+          throw InputError("--vary gives points " + it->second + " and " + p.id +
+                           " the same scenario (two spellings of one value); give each value once");
         const std::string key = s.fabric_file + "\n" + s.fabric_generator + "\n" + s.fabric_params.dump();
         auto it = fabrics.find(key);
         if (it == fabrics.end()) it = fabrics.emplace(key, scen::build_fabric(s)).first;

@@ -358,3 +358,16 @@ TEST_CASE("report shows the run's own warnings beside its manifest") {
   CHECK(html.find("warnings of the run") != std::string::npos);
   CHECK(html.find("1 QP(s) exhausted their retries") != std::string::npos);
 }
+
+TEST_CASE("sweep: two spellings of one value are refused before any point runs") {
+  // --vary jobs[0].workload.sizes=1M,1024K ran the same point twice under two names.
+  const auto dir = ibn::test::scratch_dir("walk-sweep-same");
+  const auto r = ibn::test::run_cli(
+      "sweep " + std::string(IBNETSIM_SOURCE_DIR) +
+      "/scenarios/examples/small-allreduce.json --vary 'jobs[0].workload.sizes=1M,1024K' -o " +
+      (dir / "out").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("the same scenario (two spellings of one value)") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "out"));
+}
