@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -157,6 +158,17 @@ void add_whatif_command(CLI::App& app) {
     auto count_only = wo; // the count for the banner; run_whatif says the leaf-port choices itself
     count_only.progress = nullptr;
     const auto points = analysis::whatif_points(s, count_only);
+    // Two tokens of one setting (`--stragglers 1x0.5,1x0.50`, `--faults degraded-5pct:2xNDR,degraded-5pct` on
+    // NDR) give two points the same scenario: refused, naming both, before anything runs.
+    {
+      std::map<std::string, std::string> seen;
+      for (const auto& p : points) {
+        const auto ps = scen::make_scenario(s.effective, s.file, s.base_dir, p.overrides);
+        if (const auto [it, fresh] = seen.emplace(ps.effective.dump(), p.id); !fresh)
+          throw InputError("points " + it->second + " and " + p.id +
+                           " are the same scenario (two tokens of one setting); give each setting once");
+      }
+    }
     const bool flow = wo.engine.value_or(s.engine) == scen::EngineKind::Flow;
     std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points, " << wo.threads
               << (flow ? " child process(es)" : " thread(s)") << " at a time, writing " << o->out << "/\n";

@@ -371,3 +371,17 @@ TEST_CASE("sweep: two spellings of one value are refused before any point runs")
   CHECK(r.out.find("the same scenario (two spellings of one value)") != std::string::npos);
   CHECK(!std::filesystem::exists(dir / "out"));
 }
+
+TEST_CASE("whatif: two tokens of one setting are refused before any point runs") {
+  // --stragglers 1x0.5,1x0.50 ran two identical points.
+  const auto dir = ibn::test::scratch_dir("walk-whatif-same");
+  const auto r =
+      ibn::test::run_cli("whatif " + std::string(IBNETSIM_SOURCE_DIR) +
+                         "/scenarios/examples/small-allreduce.json --routing off --oversubscription '' "
+                         "--stragglers 1x0.5,1x0.50 -o " +
+                         (dir / "out").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("are the same scenario (two tokens of one setting)") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir / "out" / "whatif.json"));
+}
