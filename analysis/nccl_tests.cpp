@@ -212,8 +212,9 @@ void refuse_job_keys_in_sets(const std::vector<std::string>& sets, const std::st
           kv.rfind(key + "=", 0) == 0 || kv.rfind(key + ".", 0) == 0 || kv.rfind(key + "[", 0) == 0;
       if (!hit) continue;
       std::string instead = k.instead ? k.instead : where;
-      if (flag == "--nccl-set" && k.instead && key != "engine") // calibrate fit's own options
-        instead = std::string("--nccl-") + (k.instead + 2);
+      if (flag == "--nccl-set" && key == "jobs[0].nics_per_node") instead = "--nccl-nics"; // calibrate fit's
+      if (flag == "--nccl-set" && key == "fabric.file") instead = "--nccl-fabric";         // own options
+      if (flag == "--nccl-set" && key == "engine") instead = "--nccl-engine";
       throw InputError(flag + " " + kv + ": '" + key + "' is set by " + instead + ", not by " + flag);
     }
 }

@@ -176,16 +176,19 @@ std::vector<std::string> parse_stragglers_token(const std::string& token) {
   return out;
 }
 
+bool varies_oversubscription(const scen::Scenario& s) {
+  return s.fabric_file.empty() &&
+         (s.fabric_generator == "fat-tree" || s.fabric_generator == "rail-optimized");
+}
+
 std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifOptions& opt) {
   std::vector<WhatifPoint> out;
   std::vector<std::pair<std::string, std::string>> ratios; // text, fabric.params override (JSON) or ""
   if (opt.ratios.empty()) {
     // A fabric file, or a generator without a ratio (dragonfly, k-ary n-tree): "file" / "as built", and the
     // rows carry the leaf ratio measured on the fabric.
-    const bool ratio_generator =
-        base.fabric_generator == "fat-tree" || base.fabric_generator == "rail-optimized";
     const std::string own = !base.fabric_file.empty() ? "file"
-                            : ratio_generator
+                            : varies_oversubscription(base)
                                 ? base.fabric_params.value("oversubscription", std::string("1:1"))
                                 : "as built";
     ratios.emplace_back(own, "");

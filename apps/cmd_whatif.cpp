@@ -109,20 +109,19 @@ void add_whatif_command(CLI::App& app) {
     // generator or a fabric file, the default ratios are dropped with a note (the shipped dragonfly example
     // failed "unknown parameter 'oversubscription'", blaming the scenario); ratios given explicitly are
     // refused, naming the flag.
-    const bool takes_ratio =
-        s.fabric_file.empty() && (s.fabric_generator == "fat-tree" || s.fabric_generator == "rail-optimized");
-    if (!takes_ratio && !o->ratios.empty()) {
+    std::string ratios = o->ratios;
+    if (!analysis::varies_oversubscription(s) && !ratios.empty()) {
       const std::string fabric =
           s.fabric_file.empty() ? "generator '" + s.fabric_generator + "'" : "file " + s.fabric_file;
       if (cmd->count("--oversubscription"))
-        throw InputError("--oversubscription " + o->ratios + ": the scenario's fabric (" + fabric +
+        throw InputError("--oversubscription " + ratios + ": the scenario's fabric (" + fabric +
                          ") has no oversubscription ratio to vary; pass --oversubscription \"\" to keep it");
       std::cerr << "note: the scenario's fabric (" << fabric
                 << ") has no oversubscription ratio to vary: the study keeps it as it is\n";
-      o->ratios.clear();
+      ratios.clear();
     }
     wo.ratios =
-        o->ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(o->ratios, "--oversubscription");
+        ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(ratios, "--oversubscription");
     refuse_equal_ratios(wo.ratios, "--oversubscription");
     wo.routings.clear();
     for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
