@@ -11,7 +11,6 @@
 #include "topology/rail_optimized.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -194,7 +193,6 @@ std::vector<PlanDesign> plan_designs(const PlanOptions& opt, const topo::Catalog
 }
 
 nlohmann::json run_plan(const PlanOptions& opt) {
-  const auto t0 = std::chrono::steady_clock::now();
   const auto catalog = topo::Catalog::load(opt.catalog_path);
   std::vector<std::string> notes;
   auto designs = plan_designs(opt, catalog, &notes);
@@ -441,7 +439,6 @@ nlohmann::json run_plan(const PlanOptions& opt) {
     }
     rec = o.str();
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json plan = {
       {"version", kVersion},
       {"request",
@@ -461,8 +458,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
       {"designs", out_designs},
       {"pareto", pareto},
       {"recommendation", rec},
-      {"notes", notes},
-      {"wall_s", wall}};
+      {"notes", notes}};
   std::filesystem::create_directories(opt.out_dir);
   write_file_atomic(opt.out_dir + "/plan.json", plan.dump(2) + "\n");
   return plan;

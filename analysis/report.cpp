@@ -749,9 +749,11 @@ std::string render_results(const Checker& c, const json& doc) {
   out += "</section>\n";
   if (const json* e = c.object(doc, "", "engine")) {
     out += "<section class=\"engine\">\n<h2>Engine</h2>\n<table class=\"kv engine\">\n";
-    for (const char* k : {"events", "wall_s", "events_per_s"})
-      out += std::string("<tr><td>") + k + "</td><td class=\"n\">" + num(c.number(*e, "engine", k)) +
-             "</td></tr>\n";
+    // wall_s and events_per_s: results of builds before 2026-12-07 (later ones write no wall-clock figure).
+    for (const char* k : {"events", "transfers", "simulated_us", "wall_s", "events_per_s"})
+      if (e->contains(k))
+        out += std::string("<tr><td>") + k + "</td><td class=\"n\">" + num(c.number(*e, "engine", k)) +
+               "</td></tr>\n";
     out += "</table>\n</section>\n";
   }
   out += config_section(c, doc);

@@ -88,7 +88,7 @@ struct EngineSummary {
   std::string name;
   std::uint64_t events = 0, transfers = 0;
   double simulated_us = 0;
-  double wall_s = 0, events_per_s = 0; ///< wall-clock figures (differ between runs)
+  double wall_s = 0, events_per_s = 0; ///< wall-clock figures (differ between runs): printed, never written
   nlohmann::json counters = nlohmann::json::object();
 };
 
