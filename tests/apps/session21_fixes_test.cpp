@@ -52,3 +52,32 @@ TEST_CASE("plan: plan.json of the same request is byte-identical between runs") 
   CHECK(a == slurp(dir / "b" / "plan.json"));
   CHECK(!nlohmann::json::parse(a).contains("wall_s"));
 }
+
+TEST_CASE("a key repeated in one JSON object is refused, naming its path") {
+  // JSON allows it and the parser kept the last value: "seed" twice ran silently with the second.
+  const auto dir = ibn::test::scratch_dir("s21-dupkey");
+  const auto scen = dir / "dup.json";
+  {
+    std::ofstream f(scen);
+    f << "{\"seed\": 1,\n \"jobs\": [{\"name\": \"a\"}, {\"name\": \"b\", \"name\": \"c\"}],\n \"seed\": "
+         "2}\n";
+  }
+  const auto r = ibn::test::run_cli("run " + scen.string() + " -o " + (dir / "out").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("dup.json") != std::string::npos);
+  CHECK(r.out.find("key $.jobs[1].name appears twice") != std::string::npos); // the first repeat found
+  CHECK(!std::filesystem::exists(dir / "out" / "results.json"));
+  // An object of many keys (the set path): the 40th key repeated.
+  const auto big = dir / "big.json";
+  {
+    std::ofstream f(big);
+    f << "{\"seed\": 1, \"x\": {";
+    for (int i = 0; i < 40; ++i) f << "\"k" << i << "\": " << i << ", ";
+    f << "\"k39\": 0}}";
+  }
+  const auto b = ibn::test::run_cli("run " + big.string() + " -o " + (dir / "out2").string());
+  INFO(b.out);
+  CHECK(b.code == 2);
+  CHECK(b.out.find("key $.x.k39 appears twice") != std::string::npos);
+}
