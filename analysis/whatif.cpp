@@ -212,6 +212,11 @@ std::vector<WhatifPoint> whatif_points(const scen::Scenario& base, const WhatifO
           // The split that needs the fewest switches with every leaf full (topology/port_split.hpp), said
           // aloud.
           int lp = radix / group * group;
+          if (lp == 0) // 100:1 on radix 64 left "leaf-ports 0", refused later by the generator
+            throw InputError("--oversubscription " + r.to_string() + ": a radix-" + std::to_string(radix) +
+                             " leaf has fewer ports than " + std::to_string(r.down) + " down + " +
+                             std::to_string(r.up) + " up; give a ratio whose parts sum to at most " +
+                             std::to_string(radix));
           if (params.contains("hosts")) {
             const auto h = params["hosts"].is_string() ? std::stoll(params["hosts"].get<std::string>())
                                                        : params["hosts"].get<std::int64_t>();

@@ -6,6 +6,7 @@
 #include "analysis/segments.hpp"
 #include "analysis/whatif.hpp"
 #include "apps/commands.hpp"
+#include "scenarios/runner.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/error.hpp"
 
@@ -159,14 +160,25 @@ void add_whatif_command(CLI::App& app) {
     const auto points = analysis::whatif_points(s, count_only);
     // Two tokens of one setting (`--stragglers 1x0.5,1x0.50`, `--faults degraded-5pct:2xNDR,degraded-5pct` on
     // NDR) give two points the same scenario: refused, naming both, before anything runs.
+    // Every point's fabric, placement and faults at t = 0 are checked too, as sweep does: `--oversubscription
+    // 100:1` or `--faults 1000-link` failed only when their point ran, after the points before it.
     {
       std::map<std::string, std::string> seen;
-      for (const auto& p : points) {
-        const auto ps = scen::make_scenario(s.effective, s.file, s.base_dir, p.overrides);
-        if (const auto [it, fresh] = seen.emplace(ps.effective.dump(), p.id); !fresh)
-          throw InputError("points " + it->second + " and " + p.id +
-                           " are the same scenario (two tokens of one setting); give each setting once");
-      }
+      std::map<std::string, topo::Fabric> fabrics; // one per fabric configuration
+      for (const auto& p : points) try {
+          const auto ps = scen::make_scenario(s.effective, s.file, s.base_dir, p.overrides);
+          if (const auto [it, fresh] = seen.emplace(ps.effective.dump(), p.id); !fresh)
+            throw InputError("points " + it->second + " and " + p.id +
+                             " are the same scenario (two tokens of one setting); give each setting once");
+          const std::string key =
+              ps.fabric_file + "\n" + ps.fabric_generator + "\n" + ps.fabric_params.dump();
+          auto f = fabrics.find(key);
+          if (f == fabrics.end()) f = fabrics.emplace(key, scen::build_fabric(ps)).first;
+          scen::check_placement(ps, f->second);
+        } catch (const InputError& e) {
+          const std::string m = e.what();
+          throw InputError(m.rfind("points ", 0) == 0 ? m : "point " + p.id + ": " + m);
+        }
     }
     const bool flow = wo.engine.value_or(s.engine) == scen::EngineKind::Flow;
     std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points, " << wo.threads

@@ -1,6 +1,7 @@
 #include "calibration/osu_parser.hpp"
 
 #include "calibration/text_scan.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 
 #include <algorithm>
@@ -648,6 +649,7 @@ std::vector<OsuRun> parse_osu(std::istream& in, const std::string& source) {
 }
 
 std::vector<OsuRun> parse_osu_file(const std::string& path) {
+  refuse_folder(path, "an OSU/IMB output file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open OSU/IMB output file");
   return parse_osu(in, path);

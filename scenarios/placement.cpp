@@ -94,17 +94,22 @@ std::vector<std::uint32_t> take_explicit(const NodePool& pool, const std::vector
   const std::set<std::uint32_t> is_free(free.begin(), free.end());
   std::vector<std::uint32_t> out;
   std::set<std::uint32_t> seen;
-  for (const auto& entry : req.explicit_nodes) {
+  for (std::size_t i = 0; i < req.explicit_nodes.size(); ++i) {
+    const std::string& entry = req.explicit_nodes[i];
+    // "FILE: key 'jobs[0].hosts[3]': job 'train': ..." when the scenario's file is known.
+    const std::string who =
+        (req.file.empty() ? std::string()
+                          : req.file + ": key '" + req.key + ".hosts[" + std::to_string(i) + "]': ") +
+        "job '" + req.job + "': explicit node '" + entry + "'";
     std::optional<std::uint32_t> s = pool.find(entry);
     if (!s) s = parse_index(entry);
     if (!s || *s >= pool.size())
-      throw InputError("job '" + req.job + "': explicit node '" + entry + "' is neither a node index below " +
-                       std::to_string(pool.size()) + " nor a host or HCA name of the fabric");
-    if (!seen.insert(*s).second)
-      throw InputError("job '" + req.job + "': explicit node '" + entry + "' is listed twice");
+      throw InputError(who + " is neither a node index below " + std::to_string(pool.size()) +
+                       " nor a host or HCA name of the fabric");
+    if (!seen.insert(*s).second) throw InputError(who + " is listed twice");
     if (!is_free.count(*s))
-      throw InputError("job '" + req.job + "': explicit node '" + entry + "' (node " + std::to_string(*s) +
-                       ", " + pool.slot(*s).name + ") is already used by an earlier job");
+      throw InputError(who + " (node " + std::to_string(*s) + ", " + pool.slot(*s).name +
+                       ") is already used by an earlier job");
     out.push_back(*s);
   }
   return out;

@@ -89,6 +89,9 @@ struct JobPlacementRequest {
   std::vector<std::string> explicit_nodes; ///< `explicit` only: slot indices or names
   /// NICs the job uses per node: rails 0..n-1 of each slot; 0 = all of the pool's nics_per_node.
   std::uint32_t nics_per_node = 0;
+  /// Where the request came from, for errors about one listed node: the scenario file and the job's key
+  /// ("jobs[0]"); empty: errors name the job only.
+  std::string file, key;
 };
 
 struct JobPlacement {

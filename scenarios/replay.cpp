@@ -1,6 +1,7 @@
 #include "scenarios/replay.hpp"
 
 #include "calibration/text_scan.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/json_text.hpp"
 #include "sim/units.hpp"
@@ -585,6 +586,7 @@ ReplayTrace parse_trace_json(std::istream& in, const std::string& source) {
 }
 
 ReplayTrace read_trace_json(const std::string& path) {
+  refuse_folder(path, "a trace file");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the trace file");
   return parse_trace_json(in, path);
@@ -600,6 +602,7 @@ ReplayTrace read_nccl_logs(const std::vector<std::string>& paths, const NcclLogO
   if (paths.empty()) throw InputError("no NCCL log file given");
   LogParser p(opt);
   for (const auto& path : paths) {
+    refuse_folder(path, "an NCCL log");
     std::ifstream in(path);
     if (!in) throw InputError(path + ": cannot open the NCCL log");
     p.feed(in, path);
@@ -608,6 +611,7 @@ ReplayTrace read_nccl_logs(const std::vector<std::string>& paths, const NcclLogO
 }
 
 ReplayTrace read_replay_file(const std::string& path, const NcclLogOptions& opt) {
+  refuse_folder(path, "a replay file");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the replay file");
   char c = 0;

@@ -75,7 +75,9 @@ topo::Fabric build_fabric(const Scenario& s, std::vector<std::string>* warnings 
 std::uint32_t placement_nics(const Scenario& s);
 std::vector<JobPlacementRequest> placement_requests(const Scenario& s, std::size_t pool_size);
 /// Places the scenario's jobs on `f` as the run would and discards the result: the InputError a run would
-/// throw at its start (more nodes than are free, an unknown explicit host), before anything runs.
+/// throw at its start (more nodes than are free, an unknown explicit host), before anything runs. Then the
+/// faults at t = 0 as the run applies them (more cables asked than the tier has, an HCA cut off): studies
+/// check every point this way before running the first.
 void check_placement(const Scenario& s, const topo::Fabric& f);
 /// The fastest link rate at HCA `hca` (an index into the routing tables' HCAs), Gb/s; 0 without links.
 double hca_link_gbps(const World& w, std::uint32_t hca);

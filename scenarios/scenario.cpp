@@ -3,9 +3,10 @@
 #include "models/routing/routing.hpp"
 #include "scenarios/nccl_cost.hpp"
 #include "scenarios/placement.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
-#include "topology/generators.hpp"
 #include "sim/json_text.hpp"
+#include "topology/generators.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -476,6 +477,12 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
                        std::to_string(job.hosts.size()));
     if (job.placement != "explicit" && !job.hosts.empty())
       throw InputError(where + ": key '" + key + ".hosts': only used with \"placement\": \"explicit\"");
+    // The same entry twice (checked against the fabric later; here the file and key can still be named).
+    for (std::size_t a = 0; a < job.hosts.size(); ++a)
+      for (std::size_t b = 0; b < a; ++b)
+        if (job.hosts[b] == job.hosts[a])
+          throw InputError(where + ": key '" + key + ".hosts[" + std::to_string(a) + "]': '" + job.hosts[a] +
+                           "' is listed twice (also at index " + std::to_string(b) + ")");
     // Two jobs of one name have rows nobody can tell apart (and whatif.json refused them after the run).
     for (const auto& other : s.jobs)
       if (other.name == job.name)
@@ -533,6 +540,7 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  refuse_folder(path, "a scenario file"); // it said "malformed JSON ... unexpected end of input"
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open scenario file");
   std::stringstream ss;

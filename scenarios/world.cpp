@@ -78,6 +78,8 @@ std::vector<JobPlacementRequest> placement_requests(const Scenario& s, std::size
   std::vector<JobPlacementRequest> reqs;
   for (const auto& j : s.jobs) {
     JobPlacementRequest q;
+    q.file = s.file;
+    q.key = "jobs[" + std::to_string(reqs.size()) + "]";
     q.job = j.name;
     q.nodes = j.nodes;
     q.policy = j.placement;
@@ -109,6 +111,7 @@ void check_placement(const Scenario& s, const topo::Fabric& f) {
   const auto pool = NodePool::from_fabric(f, placement_nics(s));
   Rng rng = Rng::for_stream(s.seed, "placement");
   (void)place_jobs(pool, placement_requests(s, pool.size()), rng);
+  if (s.faults.any()) (void)apply_initial_faults(f, plan_faults(s.faults, f, s.seed, s.file), s.file);
 }
 
 World build_world(const Scenario& s) {

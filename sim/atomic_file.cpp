@@ -105,6 +105,11 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   replace_atomically(path, fs::path(path), content);
 }
 
+void refuse_folder(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw InputError(path + ": is a folder, not " + what);
+}
+
 std::string read_file(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw InputError(path + ": is a folder, not a file");

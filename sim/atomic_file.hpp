@@ -22,6 +22,10 @@ bool names_stdout(const std::string& path);
 /// Reads a whole file; throws InputError naming the path when it cannot be opened.
 std::string read_file(const std::string& path);
 
+/// Throws InputError "PATH: is a folder, not WHAT" when `path` names a folder (an std::ifstream opens one and
+/// reads nothing, which the parsers then call malformed or empty).
+void refuse_folder(const std::string& path, const std::string& what);
+
 /// Throws InputError (naming `flag` and the input) when `out` is the same file (same device and inode) as
 /// one of `inputs`, so `-o` never overwrites what the command reads. Paths that do not exist yet pass.
 void refuse_output_equal_to_input(const std::string& out, const std::vector<std::string>& inputs,

@@ -81,3 +81,60 @@ TEST_CASE("a key repeated in one JSON object is refused, naming its path") {
   CHECK(b.code == 2);
   CHECK(b.out.find("key $.x.k39 appears twice") != std::string::npos);
 }
+
+TEST_CASE("run: a folder given as the scenario is named as a folder, not as malformed JSON") {
+  const auto dir = ibn::test::scratch_dir("s21-folder");
+  const auto r = ibn::test::run_cli("run " + dir.string() + " -o " + (dir / "out").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find(dir.string() + ": is a folder, not a scenario file") != std::string::npos);
+  CHECK(r.out.find("malformed") == std::string::npos);
+}
+
+TEST_CASE("run: explicit hosts listed twice or unknown name the scenario file and the key") {
+  const auto dir = ibn::test::scratch_dir("s21-hosts");
+  auto doc = ibn::test::read_json_file(kSmall);
+  auto& job = doc["jobs"][0];
+  job["nodes"] = 2;
+  job["gpus_per_node"] = 1;
+  job["nics_per_node"] = 1;
+  job["placement"] = "explicit";
+  job["hosts"] = {"0", "0"};
+  const auto twice = dir / "twice.json";
+  std::ofstream(twice) << doc.dump();
+  auto r = ibn::test::run_cli("run " + twice.string() + " -o " + (dir / "a").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("twice.json: key 'jobs[0].hosts[1]': '0' is listed twice (also at index 0)") !=
+        std::string::npos);
+  job["hosts"] = {"0", "99999"};
+  const auto unknown = dir / "unknown.json";
+  std::ofstream(unknown) << doc.dump();
+  r = ibn::test::run_cli("run " + unknown.string() + " -o " + (dir / "b").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("unknown.json: key 'jobs[0].hosts[1]': job 'train': explicit node '99999' is neither") !=
+        std::string::npos);
+}
+
+TEST_CASE("whatif: a point that cannot be built is refused before the first point runs") {
+  // Each failed only when its point ran, after the points before it (minutes on a real study).
+  const auto dir = ibn::test::scratch_dir("s21-whatif-late");
+  struct Case {
+    const char* flags;
+    const char* says;
+  };
+  for (const Case& c :
+       {Case{"--oversubscription 1:1,100:1", "--oversubscription 100:1: a radix-64 leaf has fewer"},
+        Case{"--faults none,1000-link", "point 1t1-1000-link-static: built-in default study: key "
+                                        "'faults.random.links_down': 1000 cables asked"},
+        Case{"--faults 1-link@host-leaf", "cuts HCA 'host-0' off the fabric"}}) {
+    const auto r = ibn::test::run_cli(std::string("whatif ") + c.flags + " -o " + (dir / "w").string());
+    INFO(c.flags);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(c.says) != std::string::npos);
+    CHECK(r.out.find("done in") == std::string::npos); // no point ran
+    CHECK(!std::filesystem::exists(dir / "w" / "points"));
+  }
+}
