@@ -281,6 +281,8 @@ nlohmann::json manifest_json(const scen::RunManifest& m) {
                       {"config", m.config},           {"fabric_source", m.fabric_source},
                       {"routing", m.routing},         {"packet", m.packet},
                       {"calibration", m.calibration}, {"warnings", m.warnings}};
+  if (!m.flow.is_null()) j["flow"] = m.flow;
+  if (!m.variability.is_null()) j["variability"] = m.variability;
   if (!m.segments.is_null()) j["segments"] = m.segments;
   if (!m.tail_precision.is_null()) j["tail_precision"] = m.tail_precision;
   return j;
@@ -295,6 +297,8 @@ scen::RunManifest manifest_from_json(const nlohmann::json& j) {
   m.scenario = j.at("scenario").get<std::string>();
   m.source = j.at("source").get<std::string>();
   m.config = j.at("config");
+  m.flow = j.value("flow", nlohmann::json());
+  m.variability = j.value("variability", nlohmann::json());
   m.fabric_source = j.at("fabric_source").get<std::string>();
   m.routing = j.at("routing").get<std::string>();
   m.packet = j.at("packet");

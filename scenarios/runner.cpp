@@ -242,6 +242,10 @@ void ScenarioRunner::make_engine() {
   engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_, w_.timed_faults.empty() ? &used : nullptr,
                                s_.flow_simgrid_solver});
   ignored_ = eng::ignored_features(name, kind.factory.capabilities, w_.packet);
+  for (const auto& n : s_.no_effect) ignored_.push_back("no effect: " + n);
+  if (engine_kind_ == EngineKind::Packet && !s_.flow_key_given.empty())
+    ignored_.push_back("no effect: " + s_.flow_key_given +
+                       " is given but the engine is packet (flow.* keys set the flow engine only)");
   schedule_faults();
   out_.warnings.insert(out_.warnings.end(), ignored_.begin(), ignored_.end());
 }
@@ -713,6 +717,11 @@ RunManifest ScenarioRunner::manifest() const {
   m.routing = w_.routing_name;
   m.packet = w_.packet.to_json();
   m.calibration = w_.calibration;
+  if (engine_kind_ == EngineKind::Flow)
+    m.flow = {{"solver", s_.flow_simgrid_solver ? "simgrid" : "native"},
+              {"ring_fluid", s_.flow_ring_fluid},
+              {"symmetric_steps", s_.flow_symmetric_steps}};
+  if (!var_.empty()) m.variability = var_.to_json();
   m.warnings = ignored_;
   return m;
 }

@@ -144,6 +144,10 @@ struct RunManifest {
   std::string fabric_source, routing;
   nlohmann::json packet;      ///< PacketConfig::to_json()
   nlohmann::json calibration; ///< the applied profile's summary ({} without one)
+  /// Settings in effect that `config` leaves out when the scenario does not give them (their keys are
+  /// written only when given, so that results without them stay as they were): the flow engine's
+  /// (flow runs only) and the variability model that ran, from the scenario or the profile (null: none).
+  nlohmann::json flow, variability;
   std::vector<std::string> warnings; ///< what the scenario asks for that the engine ignores (models/engines.hpp)
   nlohmann::json segments;           ///< null, or how the run was segmented (analysis/segments.hpp)
   nlohmann::json tail_precision;     ///< null, or the tail-precision target and what was reached

@@ -369,6 +369,53 @@ void reconcile(const nlohmann::json& given, nlohmann::json& eff, const std::stri
   }
 }
 
+/// The keys of `doc` (as given, overrides applied) that change nothing in the effective configuration `e`.
+std::vector<std::string> no_effect_keys(const nlohmann::json& doc, const nlohmann::json& e) {
+  std::vector<std::string> out;
+  auto given = [&doc](const nlohmann::json::json_pointer& p) { return doc.contains(p); };
+  using P = nlohmann::json::json_pointer;
+  // A calibration profile may carry its own variability model, whose parts the scenario's keys replace: a
+  // straggler delay given beside a profile's straggler count is not inert, so only profile-free runs are
+  // checked.
+  const bool profile_variability =
+      !e.at("calibration").get<std::string>().empty() && e.value(P("/variability/use_profile"), true);
+  const auto& v =
+      !profile_variability && e.contains("variability") ? e.at("variability") : nlohmann::json::object();
+  const auto st = v.value("stragglers", nlohmann::json::object());
+  if (!profile_variability && st.value("count", 0) == 0)
+    for (const char* k : {"rate_factor", "delay_us"})
+      if (given(P(std::string("/variability/stragglers/") + k)))
+        out.push_back(std::string("variability.stragglers.") + k +
+                      " is given but variability.stragglers.count is 0: no node is a straggler");
+  const auto la = v.value("launch", nlohmann::json::object());
+  if (!profile_variability && la.value("median_us", 0.0) == 0.0 && la.value("tail_p", 0.0) == 0.0)
+    for (const char* k : {"sigma", "tail_alpha", "tail_xm_us"})
+      if (given(P(std::string("/variability/launch/") + k)))
+        out.push_back(
+            std::string("variability.launch.") + k +
+            " is given but the launch jitter has neither a body (median_us 0) nor a tail (tail_p 0)");
+  if (e.at("cc").at("algorithm") == "none" && !e.at("cc").at("params").empty())
+    out.push_back("cc.params is given but cc.algorithm is none: no congestion control runs");
+  const auto& jobs = e.at("jobs");
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& j = jobs[i].at("workload").at("jitter");
+    const std::string key = "jobs[" + std::to_string(i) + "].workload.jitter.";
+    const P base("/jobs/" + std::to_string(i) + "/workload/jitter");
+    if (j.at("distribution") == "none") {
+      for (const char* k : {"scale_us", "lognormal_sigma"})
+        if (given(base / k))
+          out.push_back(key + k + " is given but " + key + "distribution is none: no jitter is drawn");
+    } else if (j.at("scale_us").get<double>() == 0.0) {
+      out.push_back(key + "distribution is " + j.at("distribution").get<std::string>() + " but " + key +
+                    "scale_us is 0: every draw is 0");
+    } else if (j.at("distribution") != "lognormal" && given(base / "lognormal_sigma")) {
+      out.push_back(key + "lognormal_sigma is given but " + key + "distribution is " +
+                    j.at("distribution").get<std::string>());
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, const std::string& base_dir,
@@ -382,6 +429,9 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   s.effective = schema.complete(doc, where);
   reconcile(doc, s.effective, "routing", "adaptive", "ar_mode", where);
   reconcile(doc, s.effective, "cc", "algorithm", "cc", where);
+  s.no_effect = no_effect_keys(doc, s.effective);
+  if (doc.contains("flow") && doc.at("flow").is_object() && !doc.at("flow").empty())
+    s.flow_key_given = "flow." + doc.at("flow").begin().key();
   const auto& e = s.effective;
   s.name = e.at("name");
   s.seed = e.at("seed").get<std::uint64_t>();

@@ -140,6 +140,12 @@ struct Scenario {
   std::vector<BackgroundSpec> background;
   FaultSpec faults; ///< the `faults` section (scenarios/faults.hpp)
   VariabilitySpec variability;
+  /// Keys the scenario gives that change nothing as it stands (a straggler delay with no straggler, a jitter
+  /// scale with no distribution, cc.params with cc none, flow.* on the packet engine): a run reports them as
+  /// warnings, since a value the user wrote that is silently inert looks like a result.
+  std::vector<std::string> no_effect;
+  std::string
+      flow_key_given; ///< the first flow.* key the scenario gives ("" = none): inert on the packet engine
 };
 
 /// The variability model a run applies: the profile's (when `profile` has one and use_profile), with the

@@ -138,3 +138,53 @@ TEST_CASE("whatif: a point that cannot be built is refused before the first poin
     CHECK(!std::filesystem::exists(dir / "w" / "points"));
   }
 }
+
+TEST_CASE("run: keys that change nothing as the scenario stands are reported as warnings") {
+  // Each was silently inert: a straggler delay with no straggler, launch-jitter shape with no jitter,
+  // cc.params with cc none, a jitter scale with distribution none, flow.* on the packet engine.
+  const auto dir = ibn::test::scratch_dir("s21-no-effect");
+  const auto r =
+      ibn::test::run_cli("run " + kSmall + " -q -o " + (dir / "a").string() +
+                         " --set variability.stragglers.delay_us=5 --set variability.launch.sigma=0.9"
+                         " --set cc.params.g=0.1 --set flow.solver=simgrid"
+                         " --set 'jobs[0].workload.jitter.scale_us=3'");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto j = ibn::test::read_json_file((dir / "a" / "results.json").string());
+  const auto w = j.at("warnings").dump();
+  for (const char* k :
+       {"variability.stragglers.delay_us is given but variability.stragglers.count is 0",
+        "variability.launch.sigma is given but the launch jitter has neither",
+        "cc.params is given but cc.algorithm is none",
+        "jobs[0].workload.jitter.scale_us is given but jobs[0].workload.jitter.distribution is none",
+        "flow.solver is given but the engine is packet"}) {
+    CHECK(w.find(k) != std::string::npos);
+    CHECK(r.out.find(std::string("warning: no effect: ") + k) != std::string::npos);
+  }
+  // The same keys where they act: no warning.
+  const auto ok =
+      ibn::test::run_cli("run " + kSmall + " -q -o " + (dir / "b").string() +
+                         " --set variability.stragglers.count=1 --set variability.stragglers.delay_us=5"
+                         " --set 'jobs[0].workload.jitter.distribution=normal'"
+                         " --set 'jobs[0].workload.jitter.scale_us=3'");
+  INFO(ok.out);
+  REQUIRE(ok.code == 0);
+  CHECK(ok.out.find("no effect") == std::string::npos);
+  // The manifest says which variability model ran (the effective configuration leaves ungiven keys out).
+  const auto m = ibn::test::read_json_file((dir / "b" / "results.json").string()).at("manifest");
+  CHECK(m.at("variability").at("stragglers").at("count") == 1);
+  CHECK(m.at("variability").at("stragglers").at("delay_us") == 5.0);
+  CHECK(!m.contains("flow")); // packet engine
+}
+
+TEST_CASE("run --engine flow: the manifest records the flow engine's settings in effect") {
+  const auto dir = ibn::test::scratch_dir("s21-flow-manifest");
+  const auto r = ibn::test::run_cli("run " + kSmall + " -q --engine flow -o " + (dir / "a").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto m = ibn::test::read_json_file((dir / "a" / "results.json").string()).at("manifest");
+  CHECK(m.at("flow").at("solver") == "native");
+  CHECK(m.at("flow").at("ring_fluid") == "auto");
+  CHECK(m.at("flow").at("symmetric_steps") == true);
+  CHECK(!m.contains("variability")); // none ran
+}
