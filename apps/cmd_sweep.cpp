@@ -131,6 +131,8 @@ void add_sweep_command(CLI::App& app) {
         // The scenario layer names overrides as --set; here they came from --vary (or --seeds).
         std::string m = e.what();
         if (m.rfind("--set ", 0) == 0) m = "--vary " + m.substr(6);
+        if (const auto at = m.find(" from --set "); at != std::string::npos)
+          m.replace(at, 12, " from --vary ");
         throw InputError(m.rfind("--vary ", 0) == 0 ? m : "point " + p.id + ": " + m);
       }
     const int rank = env_int("OMPI_COMM_WORLD_RANK", 0), ranks = std::max(1, env_int("OMPI_COMM_WORLD_SIZE", 1));

@@ -176,7 +176,10 @@ void add_whatif_command(CLI::App& app) {
           if (f == fabrics.end()) f = fabrics.emplace(key, scen::build_fabric(ps)).first;
           scen::check_placement(ps, f->second);
         } catch (const InputError& e) {
-          const std::string m = e.what();
+          std::string m = e.what();
+          // The point's own settings are overrides too (scen::note_override says "--set"): say whose.
+          if (const auto at = m.find(" from --set "); at != std::string::npos)
+            m.replace(at, 12, " from the point: ");
           throw InputError(m.rfind("points ", 0) == 0 ? m : "point " + p.id + ": " + m);
         }
     }

@@ -828,11 +828,13 @@ RunResult run_scenario(const Scenario& s, const RunOptions& opt) {
   return r;
 }
 
-RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt) {
+RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt) try {
   check_run_resources(s, w,
                       opt); // refuses runs beyond the limit; reports the estimate (resource_estimate.hpp)
   ScenarioRunner runner(s, w, opt);
   return runner.run();
+} catch (const InputError& e) {
+  throw InputError(note_override(s.overrides, e.what())); // "FILE: key K" where K came from --set
 }
 
 } // namespace ibn::scen

@@ -418,14 +418,16 @@ std::vector<std::string> no_effect_keys(const nlohmann::json& doc, const nlohman
 
 } // namespace
 
-Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, const std::string& base_dir,
-                       const std::vector<std::string>& overrides) {
+namespace {
+Scenario make_scenario_checked(const nlohmann::json& doc_in, const std::string& where,
+                               const std::string& base_dir, const std::vector<std::string>& overrides) {
   const auto& schema = scenario_schema();
   nlohmann::json doc = doc_in;
   for (const auto& o : overrides) schema.set(doc, o);
   Scenario s;
   s.file = where;
   s.base_dir = base_dir;
+  s.overrides = overrides;
   s.effective = schema.complete(doc, where);
   reconcile(doc, s.effective, "routing", "adaptive", "ar_mode", where);
   reconcile(doc, s.effective, "cc", "algorithm", "cc", where);
@@ -587,6 +589,41 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
   }
   s.faults = parse_faults(e, where);
   return s;
+}
+
+} // namespace
+
+std::string note_override(const std::vector<std::string>& overrides, std::string msg) {
+  const auto at = msg.find("key '");
+  if (at == std::string::npos || overrides.empty()) return msg;
+  const auto end = msg.find('\'', at + 5);
+  if (end == std::string::npos) return msg;
+  const std::string key = msg.substr(at + 5, end - at - 5);
+  auto under = [](const std::string& a, const std::string& b) { // a is b or lies under it
+    return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 &&
+                      (a[b.size()] == '.' || a[b.size()] == '['));
+  };
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) { // the last override of a key wins
+    const auto eq = it->find('=');
+    if (eq == std::string::npos) continue;
+    const std::string path = it->substr(0, eq);
+    if (!under(key, path) && !under(path, key)) continue;
+    std::string shown = *it;
+    if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+    return msg + " (" + path + " from --set " + shown + ")";
+  }
+  return msg;
+}
+
+Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, const std::string& base_dir,
+                       const std::vector<std::string>& overrides) {
+  try {
+    return make_scenario_checked(doc_in, where, base_dir, overrides);
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    // The schema's own errors name "--set" already; later checks name the file and the key.
+    throw InputError(m.rfind("--set", 0) == 0 ? m : note_override(overrides, m));
+  }
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {

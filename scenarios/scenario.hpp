@@ -144,6 +144,8 @@ struct Scenario {
   /// scale with no distribution, cc.params with cc none, flow.* on the packet engine): a run reports them as
   /// warnings, since a value the user wrote that is silently inert looks like a result.
   std::vector<std::string> no_effect;
+  std::vector<std::string>
+      overrides; ///< the "path=value" overrides applied to the file (--set, a study's point)
   std::string
       flow_key_given; ///< the first flow.* key the scenario gives ("" = none): inert on the packet engine
 };
@@ -155,6 +157,11 @@ calib::VariabilityModel effective_variability(const Scenario& s, const calib::Va
 /// Applies the scenario's packet-engine settings to `cfg` (after a calibration profile, if any): the
 /// `packet` keys, then cc.algorithm with cc.params and routing.adaptive; validates. InputError naming the file.
 void apply_packet_settings(const Scenario& s, pkt::PacketConfig& cfg);
+
+/// `msg` (an error "FILE: key 'K': ...") with the override that set K, or a key under or above it, named:
+/// "... (K from --set K=VALUE)". Errors found after the schema check name the scenario file and key; when the
+/// value came from an override, the file does not hold it.
+std::string note_override(const std::vector<std::string>& overrides, std::string msg);
 
 /// Parses and validates `doc`; `where` names it in errors; overrides are "path=value" applied first.
 Scenario make_scenario(const nlohmann::json& doc, const std::string& where, const std::string& base_dir,

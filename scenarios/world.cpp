@@ -63,7 +63,7 @@ topo::Fabric build_fabric(const Scenario& s, std::vector<std::string>* warnings,
   try {
     return gens.get(s.fabric_generator).factory(kv);
   } catch (const InputError& e) {
-    throw InputError(s.file + ": key 'fabric.params': " + e.what());
+    throw InputError(note_override(s.overrides, s.file + ": key 'fabric.params': " + e.what()));
   }
 }
 

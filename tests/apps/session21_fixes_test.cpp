@@ -188,3 +188,25 @@ TEST_CASE("run --engine flow: the manifest records the flow engine's settings in
   CHECK(m.at("flow").at("symmetric_steps") == true);
   CHECK(!m.contains("variability")); // none ran
 }
+
+TEST_CASE("run --set: an error about a key the command line set says so, not only the scenario file") {
+  // "small-allreduce.json: key 'fabric.params': radix 16 at 7:3 ..." blamed a file that holds 3:1.
+  const auto dir = ibn::test::scratch_dir("s21-set-note");
+  auto r = ibn::test::run_cli("run " + kSmall + " -q -o " + (dir / "a").string() +
+                              " --set fabric.params.oversubscription=7:3");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("key 'fabric.params': radix 16 at 7:3") != std::string::npos);
+  CHECK(r.out.find("(fabric.params.oversubscription from --set fabric.params.oversubscription=7:3)") !=
+        std::string::npos);
+  r = ibn::test::run_cli("run " + kSmall + " -q -o " + (dir / "b").string() +
+                         " --set 'jobs[0].workload.op=alltoall' --set 'jobs[0].workload.algorithm=tree'");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("(jobs[0].workload.op from --set jobs[0].workload.op=alltoall)") != std::string::npos);
+  // An error about a key the file holds gets no note.
+  r = ibn::test::run_cli("run " + kSmall + " -q -o " + (dir / "c").string() + " --set 'jobs[0].nodes=100'");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("from --set") == std::string::npos);
+}
