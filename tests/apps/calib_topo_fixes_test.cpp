@@ -1,0 +1,89 @@
+// Defects a walk through calibrate and topo as a new user found, each with the case that showed it.
+#include "tests/apps/run_cli.hpp"
+#include "tests/test_util.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::string kData = IBNETSIM_TEST_DATA;
+const std::string kAllGather =
+    kData + "/nccl-tests/h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log";
+const std::string kWriteBw = kData + "/perftest/cx3-mt4099-qdr40g-ib-ib_write_bw-a.txt";
+const std::string kWriteLat = kData + "/perftest/cx3-mt4099-qdr40g-ib-ib_write_lat-a.txt";
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::istringstream in(ibn::test::read_text_file(path));
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+void write_lines(const std::filesystem::path& p, const std::vector<std::string>& lines,
+                 bool last_newline = true) {
+  std::ofstream f(p, std::ios::binary);
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    f << lines[i] << (i + 1 < lines.size() || last_newline ? "\n" : "");
+}
+
+/// 1-based number of the first line starting (after blanks) with `prefix`.
+std::size_t line_starting(const std::vector<std::string>& lines, const std::string& prefix) {
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find_first_not_of(' ') != std::string::npos &&
+        lines[i].compare(lines[i].find_first_not_of(' '), prefix.size(), prefix) == 0)
+      return i + 1;
+  return 0;
+}
+
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("perftest reader: a row with a 0-byte size or a negative value is an error naming file and line") {
+  // Before: the row was read and the fit dropped it silently (sizes of 0 and bandwidths <= 0 are skipped).
+  const auto dir = ibn::test::scratch_dir("calib-fix-perftest-rows");
+  const auto bw = lines_of(kWriteBw);
+  const std::size_t first = line_starting(bw, "2          20000");
+  REQUIRE(first > 0);
+  auto zero = bw;
+  zero[first - 1].replace(zero[first - 1].find('2'), 1, "0");
+  write_lines(dir / "zero.txt", zero);
+  auto r =
+      ibn::test::run_cli("calibrate fit " + (dir / "zero.txt").string() + " -o " + (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, (dir / "zero.txt").string() + ":" + std::to_string(first) + ": column '#bytes' is 0"));
+
+  auto neg = bw;
+  neg[first - 1].replace(neg[first - 1].find("9.78"), 4, "-9.78");
+  write_lines(dir / "neg.txt", neg);
+  r = ibn::test::run_cli("calibrate fit " + (dir / "neg.txt").string() + " -o " + (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, (dir / "neg.txt").string() + ":" + std::to_string(first) + ": column 'BW average"));
+  CHECK(has(r.out, "is negative: '-9.78'"));
+
+  const auto lat = lines_of(kWriteLat);
+  const std::size_t lrow = line_starting(lat, "2 ");
+  REQUIRE(lrow > 0);
+  auto neg_lat = lat;
+  neg_lat[lrow - 1].replace(neg_lat[lrow - 1].find("0.98"), 4, "-0.98"); // t_typical
+  write_lines(dir / "neglat.txt", neg_lat);
+  r = ibn::test::run_cli("calibrate fit " + (dir / "neglat.txt").string() + " -o " +
+                         (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, (dir / "neglat.txt").string() + ":" + std::to_string(lrow) + ": column 't_typical"));
+  CHECK(has(r.out, "is negative: '-0.98'"));
+  CHECK(!std::filesystem::exists(dir / "p.json"));
+}
