@@ -78,12 +78,20 @@ struct FitOpts {
   std::string base;
 };
 
+/// True for an nccl-tests log: one with a results row, or one with lines only nccl-tests prints ("# nThread",
+/// "out-of-place", all_reduce_perf, ...) whose table does not read (cut or garbled mid-table): for those the
+/// nccl-tests reader's error, naming the file and line, is thrown (read as perftest they said "no perftest
+/// result table" and the reader's notes were lost). Anything else is perftest's to read.
 bool is_nccl_tests_log(const std::string& file, const std::string& content) {
   std::istringstream in(content);
   try {
     return !calib::parse_nccl_tests(in, file).empty();
-  } catch (const InputError&) {
-    return false;
+  } catch (const InputError& e) {
+    std::istringstream again(content);
+    const auto marker = calib::nccl_tests_marker_line(again);
+    if (!marker) return false;
+    throw InputError(std::string(e.what()) + " (read as an nccl-tests log: line " + std::to_string(*marker) +
+                     " of " + file + " is nccl-tests output)");
   }
 }
 

@@ -49,6 +49,48 @@ bool has(const std::string& text, const std::string& what) {
 
 } // namespace
 
+TEST_CASE("calibrate fit: an nccl-tests log cut mid-table or with a garbled row gets the nccl-tests error") {
+  // Before: either file fell through to the perftest reader ("no perftest result table found") and the
+  // nccl-tests reader's notes (where the table was cut) were lost.
+  const auto dir = ibn::test::scratch_dir("calib-fix-nccl-cut");
+  const auto all = lines_of(kAllGather);
+  const std::size_t header = line_starting(all, "#       size");
+  REQUIRE(header > 0);
+  // Cut mid-row right after the table header: no row parses.
+  std::vector<std::string> cut(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(header + 1));
+  cut.push_back("         128             4     float    none      -1    16.59");
+  const auto cut_log = dir / "cut.log";
+  write_lines(cut_log, cut, false);
+  auto r = ibn::test::run_cli("calibrate fit " + cut_log.string() + " -o " + (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(!has(r.out, "perftest"));
+  CHECK(has(r.out, "no nccl-tests results table found"));
+  // The reader's note names the file and the line of the cut row.
+  CHECK(has(r.out, cut_log.string() + ":" + std::to_string(header + 2) + ": table truncated"));
+  CHECK(has(r.out, "read as an nccl-tests log"));
+  CHECK(!std::filesystem::exists(dir / "p.json"));
+
+  // A garbled row inside the table: the reader's error at that line.
+  std::vector<std::string> garbled = all;
+  const std::size_t row = line_starting(all, "128 ");
+  REQUIRE(row > header);
+  garbled[row - 1].replace(garbled[row - 1].find("16.59"), 5, "16.5#");
+  const auto bad_log = dir / "garbled.log";
+  write_lines(bad_log, garbled);
+  r = ibn::test::run_cli("calibrate fit " + bad_log.string() + " -o " + (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(!has(r.out, "perftest"));
+  CHECK(has(r.out, bad_log.string() + ":" + std::to_string(row) + ":"));
+  CHECK(has(r.out, "16.5#"));
+
+  // A perftest file is still read as perftest.
+  r = ibn::test::run_cli("calibrate fit " + kWriteBw + " --link-rate 4xQDR -o " + (dir / "ok.json").string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+}
+
 TEST_CASE("perftest reader: a row with a 0-byte size or a negative value is an error naming file and line") {
   // Before: the row was read and the fit dropped it silently (sizes of 0 and bandwidths <= 0 are skipped).
   const auto dir = ibn::test::scratch_dir("calib-fix-perftest-rows");
@@ -85,5 +127,20 @@ TEST_CASE("perftest reader: a row with a 0-byte size or a negative value is an e
   CHECK(r.code == 2);
   CHECK(has(r.out, (dir / "neglat.txt").string() + ":" + std::to_string(lrow) + ": column 't_typical"));
   CHECK(has(r.out, "is negative: '-0.98'"));
+  CHECK(!std::filesystem::exists(dir / "p.json"));
+}
+
+TEST_CASE("calibrate fit: a single-node nccl-tests log beside multi-node ones is refused, naming it") {
+  // Before: its rows entered the cost fit with no network step; beside the 2-node log they made two step
+  // counts, so the base was fitted from the single-node rows alone (what the intra-node model misses).
+  const auto dir = ibn::test::scratch_dir("calib-fix-single-node");
+  const auto single = kData + "/nccl-tests/together-h100-1node-8gpu-nvlink-all_reduce_ring.out";
+  const auto r =
+      ibn::test::run_cli("calibrate fit " + kAllGather + " " + single + " -o " + (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, single + ":"));
+  CHECK(has(r.out, "ran on a single node"));
+  CHECK(has(r.out, "calibrate nvlink " + single));
   CHECK(!std::filesystem::exists(dir / "p.json"));
 }
