@@ -130,6 +130,82 @@ TEST_CASE("perftest reader: a row with a 0-byte size or a negative value is an e
   CHECK(!std::filesystem::exists(dir / "p.json"));
 }
 
+TEST_CASE("calibrate fit, check --json and nvlink: each result carries a manifest") {
+  const auto dir = ibn::test::scratch_dir("calib-fix-manifest");
+  const auto version = ibn::test::run_cli("--version");
+  REQUIRE(version.code == 0);
+  std::string v = version.out;
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+  auto check_manifest = [&](const nlohmann::json& m, const std::string& command,
+                            const std::vector<std::string>& inputs) {
+    CHECK(m.at("tool") == "ibnetsim");
+    CHECK(m.at("command") == command);
+    CHECK(v.find(m.at("version").get<std::string>()) != std::string::npos);
+    REQUIRE(m.at("inputs").size() == inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      CHECK(m.at("inputs")[i].at("file") == inputs[i]);
+      const auto hash = m.at("inputs")[i].at("hash").get<std::string>();
+      CHECK(hash.rfind("fnv1a64:", 0) == 0);
+      CHECK(hash.size() == 8 + 16);
+      CHECK(m.at("inputs")[i].at("bytes") == std::filesystem::file_size(inputs[i]));
+    }
+    CHECK(m.at("options").is_object());
+  };
+
+  const auto profile = (dir / "p.json").string();
+  auto r = ibn::test::run_cli("calibrate fit " + kWriteBw + " " + kWriteLat +
+                              " --link-rate 4xQDR --hops 1 -o " + profile);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto p = ibn::test::read_json_file(profile);
+  CHECK(p.at("schema_version") == 2);
+  check_manifest(p.at("manifest"), "calibrate fit", {kWriteBw, kWriteLat});
+  CHECK(p.at("manifest").at("options").at("link_rate") == "4xQDR");
+  CHECK(p.at("manifest").at("options").at("hops") == 1);
+  CHECK(p.at("manifest").at("options").at("cable_m") == "3");
+  // The same file hash as the profile's inputs list.
+  CHECK(p.at("manifest").at("inputs")[0].at("hash") == p.at("inputs")[0].at("hash"));
+
+  // The profile with its manifest loads (check reads it), and so does a schema 1 profile without one.
+  r = ibn::test::run_cli("calibrate check " + profile + " " + kWriteBw +
+                         " --json --iters 20 --max-bytes-per-size 64K 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto c = nlohmann::json::parse(r.out);
+  check_manifest(c.at("manifest"), "calibrate check", {profile, kWriteBw});
+  CHECK(c.at("manifest").at("options").at("iters") == 20);
+  CHECK(c.at("manifest").at("options").at("max_bytes_per_size") == 65536);
+  CHECK(c.contains("rows"));
+  auto old = p;
+  old.erase("manifest");
+  old["schema_version"] = 1;
+  const auto old_path = (dir / "old.json").string();
+  std::ofstream(old_path) << old.dump(2);
+  r = ibn::test::run_cli("calibrate check " + old_path + " " + kWriteBw +
+                         " --iters 5 --max-bytes-per-size 4K");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  // An unknown key inside the manifest is refused like any other.
+  auto odd = p;
+  odd["manifest"]["colour"] = "red";
+  const auto odd_path = (dir / "odd.json").string();
+  std::ofstream(odd_path) << odd.dump(2);
+  r = ibn::test::run_cli("calibrate check " + odd_path + " " + kWriteBw + " --iters 5");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "$.manifest.colour"));
+
+  const auto single = kData + "/nccl-tests/h100-1node-8gpu-nvlink-xxrjun-cluster01-single.log";
+  const auto nv = (dir / "nv.json").string();
+  r = ibn::test::run_cli("calibrate nvlink " + single + " --test all_gather_perf --max-bytes 64M -o " + nv);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto n = ibn::test::read_json_file(nv);
+  check_manifest(n.at("manifest"), "calibrate nvlink", {single});
+  CHECK(n.at("manifest").at("options").at("tests") == nlohmann::json::array({"all_gather_perf"}));
+  CHECK(n.at("manifest").at("options").at("max_bytes") == 64ull << 20);
+  CHECK(n.contains("nvlink"));
+}
+
 TEST_CASE("calibrate fit: a single-node nccl-tests log beside multi-node ones is refused, naming it") {
   // Before: its rows entered the cost fit with no network step; beside the 2-node log they made two step
   // counts, so the base was fitted from the single-node rows alone (what the intra-node model misses).
