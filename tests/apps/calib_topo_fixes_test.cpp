@@ -220,3 +220,66 @@ TEST_CASE("calibrate fit: a single-node nccl-tests log beside multi-node ones is
   CHECK(has(r.out, "calibrate nvlink " + single));
   CHECK(!std::filesystem::exists(dir / "p.json"));
 }
+
+TEST_CASE("topo export ibnetdiscover then import keeps cable lengths, media and switch models") {
+  // Before: every cable came back as 3 m DAC or 30 m fibre, and switch models were lost (or re-inferred).
+  const auto dir = ibn::test::scratch_dir("calib-fix-ibnd-roundtrip");
+  const auto fab = (dir / "f.json").string(), txt = (dir / "f.txt").string(),
+             back = (dir / "b.json").string();
+  auto r = ibn::test::run_cli(
+      "topo generate fat-tree --tiers 2 --radix 8 --hosts 16 --rate NDR "
+      "--cable-m host=2.5,leaf=42.25 --switch-model leaf=quantum-2,spine=quantum-x800 -o " +
+      fab);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  r = ibn::test::run_cli("topo export " + fab + " --format ibnetdiscover -o " + txt);
+  REQUIRE(r.code == 0);
+  r = ibn::test::run_cli("topo import ibnetdiscover " + txt + " -o " + back);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto a = ibn::test::read_json_file(fab), b = ibn::test::read_json_file(back);
+  // Links and nodes by name (the import orders them its own way).
+  auto cables = [](const nlohmann::json& f) {
+    std::map<std::string, std::string> out;
+    for (const auto& l : f.at("links")) {
+      std::string x = f.at("nodes")[l.at("a")[0].get<std::size_t>()].at("name").get<std::string>() + ":" +
+                      std::to_string(l.at("a")[1].get<int>());
+      std::string y = f.at("nodes")[l.at("b")[0].get<std::size_t>()].at("name").get<std::string>() + ":" +
+                      std::to_string(l.at("b")[1].get<int>());
+      if (y < x) std::swap(x, y);
+      out[x + "-" + y] = l.at("length_m").dump() + " " + l.at("medium").get<std::string>();
+    }
+    return out;
+  };
+  auto models = [](const nlohmann::json& f) {
+    std::map<std::string, std::string> out;
+    for (const auto& n : f.at("nodes")) out[n.at("name")] = n.value("switch_model", std::string());
+    return out;
+  };
+  const auto ca = cables(a), cb = cables(b);
+  CHECK(ca.size() == 32);
+  CHECK(ca == cb);
+  std::size_t dac = 0, fibre = 0;
+  for (const auto& [k, v] : cb) {
+    (void)k;
+    dac += v == "2.5 dac";
+    fibre += v == "42.25 fiber";
+  }
+  CHECK(dac == 16);
+  CHECK(fibre == 16);
+  const auto ma = models(a);
+  CHECK(ma == models(b));
+  std::size_t with_model = 0;
+  for (const auto& [k, v] : ma) with_model += !v.empty();
+  CHECK(with_model == 6);
+  // An unknown model in an annotation is refused with its line.
+  std::string text = ibn::test::read_text_file(txt);
+  const auto at = text.find("switch_model=\"quantum-x800\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 27, "switch_model=\"banana\"");
+  std::ofstream(dir / "bad.txt") << text;
+  r = ibn::test::run_cli("topo import ibnetdiscover " + (dir / "bad.txt").string() + " -o " +
+                         (dir / "x.json").string());
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "unknown switch model 'banana'"));
+}
