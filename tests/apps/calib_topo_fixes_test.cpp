@@ -283,3 +283,32 @@ TEST_CASE("topo export ibnetdiscover then import keeps cable lengths, media and 
   CHECK(r.code == 2);
   CHECK(has(r.out, "unknown switch model 'banana'"));
 }
+
+TEST_CASE("topo bom: free ports are the switch model's ports less the cabled ones") {
+  // A radix-40 NDR fabric is priced as 64-port QM9700s (no 40-port NDR switch in the catalog): before, its
+  // free ports were counted from the radix (40 - used) although 64 ports are bought.
+  const auto dir = ibn::test::scratch_dir("calib-fix-bom-ports");
+  const auto fab = (dir / "f.json").string();
+  auto r = ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 40 --hosts 40 --rate NDR -o " + fab);
+  REQUIRE(r.code == 0);
+  r = ibn::test::run_cli("topo bom " + fab + " --json 2>/dev/null");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(has(j.at("ports_rule").get<std::string>(), "ports free = model ports - cabled ports"));
+  for (const auto& t : j.at("by_tier")) {
+    REQUIRE(t.at("switches_by_model").contains("qm9700"));
+    const std::int64_t sw = t.at("switches");
+    CHECK(t.at("ports") == 64 * sw);
+    CHECK(t.at("ports_free") == 64 * sw - t.at("ports_used").get<std::int64_t>());
+  }
+  r = ibn::test::run_cli("topo bom " + fab);
+  CHECK(has(r.out, "ports free = model ports - cabled ports"));
+  // A model with fewer ports than a switch has cables is refused, naming the flag.
+  const auto big = (dir / "big.json").string();
+  REQUIRE(ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 64 --hosts 64 --rate NDR -o " + big)
+              .code == 0);
+  r = ibn::test::run_cli("topo bom " + big + " --switch qm8700");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--switch qm8700: 40 ports"));
+}
