@@ -312,3 +312,29 @@ TEST_CASE("topo bom: free ports are the switch model's ports less the cabled one
   CHECK(r.code == 2);
   CHECK(has(r.out, "--switch qm8700: 40 ports"));
 }
+
+TEST_CASE("topo generate: --cable-m and --switch-model naming a tier twice are refused") {
+  const auto dir = ibn::test::scratch_dir("calib-fix-repeated-tier");
+  const std::string base =
+      "topo generate fat-tree --tiers 2 --radix 8 --hosts 16 -o " + (dir / "f.json").string();
+  auto r = ibn::test::run_cli(base + " --cable-m host=3,leaf=30,host=5");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--cable-m: tier 'host' is given twice ('host=3' and 'host=5')"));
+  r = ibn::test::run_cli(base + " --switch-model leaf=quantum-2,spine=quantum-2,leaf=quantum");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--switch-model: tier 'leaf' is given twice ('leaf=quantum-2' and 'leaf=quantum')"));
+  // The flag itself given twice.
+  r = ibn::test::run_cli(base + " --cable-m host=3 --cable-m leaf=30");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--cable-m"));
+  r = ibn::test::run_cli(base + " --switch-model quantum-2 --switch-model quantum");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--switch-model"));
+  CHECK(!std::filesystem::exists(dir / "f.json"));
+  r = ibn::test::run_cli(base + " --cable-m host=3,leaf=30 --switch-model leaf=quantum-2,spine=quantum-2");
+  CHECK(r.code == 0);
+}
