@@ -50,6 +50,21 @@ calib::NcclCostFit fit_nccl_cost_section(const std::vector<std::string>& logs, c
           m.replace(at, from.size(), to);
       throw InputError(m);
     }
+    // A single-node run has no network step: its rows would enter the fit with net_steps = 0 and, beside
+    // multi-node rows, set the base alone from what the intra-node model misses (docs/calibration.md
+    // "NCCL costs"). Refused, naming the run.
+    for (const auto& r : j.at("runs"))
+      if (r.value("nodes", 0u) == 1)
+        throw InputError(
+            log + ":" + std::to_string(r.value("line", std::size_t{0})) + ": " +
+            r.value("test", std::string("the test")) + " ran on a single node (" +
+            std::to_string(r.value("gpus_per_node", 0u)) +
+            " GPUs): it has no network step, so it cannot take part in the fit of NCCL's network "
+            "costs (its rows would set the base from the intra-node model's errors); give only "
+            "multi-node logs (fit the intra-node model from this one with `calibrate nvlink " +
+            log + "`)");
+    // What the reader noticed in the log (a cut table, a missing summary): the user's, not dropped.
+    for (const auto& n : j.at("notes")) warnings.push_back(n.get<std::string>());
     std::string log_version;
     for (const auto& r : j.at("runs"))
       if (log_version.empty()) log_version = r.value("nccl_version", std::string());

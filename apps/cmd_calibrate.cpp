@@ -12,6 +12,7 @@
 #include "calibration/nccl_tests_parser.hpp"
 #include "scenarios/calibrate_check.hpp"
 #include "sim/atomic_file.hpp"
+#include "sim/build_id.hpp"
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 #include "sim/version.hpp"
@@ -78,13 +79,54 @@ struct FitOpts {
   std::string base;
 };
 
+/// True for an nccl-tests log: one with a results row, or one with lines only nccl-tests prints ("# nThread",
+/// "out-of-place", all_reduce_perf, ...) whose table does not read (cut or garbled mid-table): for those the
+/// nccl-tests reader's error, naming the file and line, is thrown (read as perftest they said "no perftest
+/// result table" and the reader's notes were lost). Anything else is perftest's to read.
 bool is_nccl_tests_log(const std::string& file, const std::string& content) {
   std::istringstream in(content);
   try {
     return !calib::parse_nccl_tests(in, file).empty();
-  } catch (const InputError&) {
-    return false;
+  } catch (const InputError& e) {
+    std::istringstream again(content);
+    const auto marker = calib::nccl_tests_marker_line(again);
+    if (!marker) return false;
+    throw InputError(std::string(e.what()) + " (read as an nccl-tests log: line " + std::to_string(*marker) +
+                     " of " + file + " is nccl-tests output)");
   }
+}
+
+/// The manifest every calibrate result carries, as a run's results.json does (analysis/results.cpp): the
+/// version and build that wrote it, the command, its inputs with their FNV-1a 64 hashes and the effective
+/// options.
+nlohmann::json calib_manifest(const std::string& command, const std::vector<std::string>& inputs,
+                              nlohmann::json options) {
+  nlohmann::json ins = nlohmann::json::array();
+  for (const auto& f : inputs) {
+    const auto content = read_all(f);
+    ins.push_back({{"file", f}, {"hash", calib::fnv1a64_hex(content)}, {"bytes", content.size()}});
+  }
+  return {{"tool", "ibnetsim"},  {"command", "calibrate " + command},
+          {"version", kVersion}, {"build", build_id()},
+          {"inputs", ins},       {"options", std::move(options)}};
+}
+
+nlohmann::json fit_options_json(const FitOpts& o) {
+  return {{"output", o.out},
+          {"link_rate", o.link_rate.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.link_rate)},
+          {"cable_m", o.cable_m},
+          {"switch_latency_ns",
+           o.switch_latency_ns.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.switch_latency_ns)},
+          {"hops", o.hops},
+          {"file_hops", o.file_hops},
+          {"max_segments", o.max_segments},
+          {"nccl_max_bytes", o.nccl_max_bytes},
+          {"nccl_engine", o.nccl_engine},
+          {"nccl_fabric", o.nccl_fabric.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.nccl_fabric)},
+          {"nccl_nics", o.nccl_nics == 0 ? nlohmann::json(nullptr) : nlohmann::json(o.nccl_nics)},
+          {"nccl_set", o.nccl_sets},
+          {"repeats", o.repeats},
+          {"base", o.base.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.base)}};
 }
 
 void run_fit(const FitOpts& o) {
@@ -105,9 +147,11 @@ void run_fit(const FitOpts& o) {
   refuse_output_equal_to_input(o.out, inputs, "-o");
   // A file given twice would count its rows twice in the fits (--repeats checks its own list).
   refuse_same_file_twice(o.files, "each input once");
+  const auto manifest = calib_manifest("fit", inputs, fit_options_json(o));
   if (o.files.empty()) {
     calib::Profile p = calib::Profile::load(o.base);
     p.variability = analysis::fit_repeats(o.repeats, {});
+    p.manifest = manifest; // this command's, replacing the base profile's
     write_file_atomic(o.out,
                       p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     if (names_stdout(o.out)) return; // the profile is on standard output: no summary mixed into it
@@ -182,6 +226,7 @@ void run_fit(const FitOpts& o) {
     p.nccl = analysis::fit_nccl_cost_section(nccl_logs, nf, p.warnings);
   }
   if (!o.repeats.empty()) p.variability = analysis::fit_repeats(o.repeats, {});
+  p.manifest = manifest;
   // Bytes that are not UTF-8 in the inputs (a device name, a file name) become U+FFFD in the profile.
   write_file_atomic(o.out, p.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (names_stdout(o.out)) return; // the profile is on standard output: no summary mixed into it
@@ -244,10 +289,19 @@ void run_check(const CheckOpts& o) {
   if (!device_fitted)
     std::cerr << "warning: " << o.profile
               << " has no perftest-fitted device settings (engine defaults): the comparison checks those\n";
-  if (o.json)
-    std::cout << scen::to_json(rep).dump(2) << "\n";
-  else
+  if (o.json) {
+    auto j = scen::to_json(rep);
+    std::vector<std::string> inputs{o.profile};
+    inputs.insert(inputs.end(), o.files.begin(), o.files.end());
+    j["manifest"] = calib_manifest("check", inputs,
+                                   {{"iters", o.iters},
+                                    {"max_bytes_per_size", opt.max_bytes_per_size},
+                                    {"seed", o.seed},
+                                    {"json", true}});
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
     std::cout << scen::to_text(rep);
+  }
 }
 
 struct MeasureOpts {
@@ -411,7 +465,14 @@ void add_calibrate_command(CLI::App& app) {
     // -o naming the log would replace the measurement with the fit.
     if (!nv->out.empty()) refuse_output_equal_to_input(nv->out, {nv->log}, "-o");
     const auto fit = analysis::fit_nvlink(nv->log, o);
-    const auto j = fit.to_json(nv->log);
+    auto j = fit.to_json(nv->log);
+    j["manifest"] =
+        calib_manifest("nvlink", {nv->log},
+                       {{"tests", nv->tests},
+                        {"max_bytes", o.max_bytes},
+                        {"iters", o.iters},
+                        {"output", nv->out.empty() ? nlohmann::json(nullptr) : nlohmann::json(nv->out)},
+                        {"json", nv->json}});
     if (!nv->out.empty()) write_file_atomic(nv->out, j.dump(2) + "\n");
     if (!nv->out.empty() && names_stdout(nv->out)) return; // the JSON is on standard output already
     if (nv->json) {

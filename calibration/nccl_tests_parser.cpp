@@ -87,9 +87,20 @@ class Reader {
 
     const bool any_rows =
         std::any_of(runs_.begin(), runs_.end(), [](const NcclTestsRun& r) { return !r.rows.empty(); });
-    if (!any_rows)
-      throw InputError(source_ + ": no nccl-tests results table found (expected a '#  size  count  type ...' "
-                                 "header followed by rows)");
+    if (!any_rows) {
+      // What the reader noticed on the way (a table cut mid-row, a test without its table) is the answer to
+      // "why no rows": it goes into the message, which is all the user gets.
+      std::string seen;
+      std::size_t n = 0;
+      for (const NcclTestsRun& r : runs_)
+        for (const std::string& w : r.warnings)
+          if (n++ < 4) seen += (seen.empty() ? "" : "; ") + w;
+      if (n > 4) seen += "; and " + std::to_string(n - 4) + " more";
+      throw InputError(source_ +
+                       ": no nccl-tests results table found (expected a '#  size  count  type ...' "
+                       "header followed by rows)" +
+                       (seen.empty() ? std::string() : ". The reader noted: " + seen));
+    }
     return std::move(runs_);
   }
 
@@ -764,6 +775,21 @@ std::string nccl_version_from_code(std::uint64_t code) {
 
 std::vector<NcclTestsRun> parse_nccl_tests(std::istream& in, const std::string& source) {
   return Reader(detail::read_lines(in), source).read();
+}
+
+std::optional<std::size_t> nccl_tests_marker_line(std::istream& in) {
+  for (const detail::Line& l : detail::read_lines(in)) {
+    std::string_view t = trim(l.text);
+    const bool comment = !t.empty() && t.front() == '#';
+    while (!t.empty() && t.front() == '#') t.remove_prefix(1);
+    t = trim(t);
+    if (comment && (starts_with(t, "nThread ") || starts_with(t, "nccl-tests version") ||
+                    starts_with(t, "Collective test ") || starts_with(t, "Avg bus bandwidth") ||
+                    find_word(t, "out-of-place") != std::string_view::npos))
+      return l.number;
+    if (nccl_table::find_binary(t)) return l.number; // all_reduce_perf, all_gather_perf_mpi, ...
+  }
+  return std::nullopt;
 }
 
 std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path) {

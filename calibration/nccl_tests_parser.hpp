@@ -43,7 +43,9 @@
 //  - InputError("FILE:LINE: ..."): a line in a table that looks like a row but has a non-number where a
 //    number belongs, or more fields than the header; a row with too few fields followed by more rows;
 //    an unknown column in the table header.
-//  - InputError("FILE: ..."): no results row in the whole file (empty file, prose only); unreadable file.
+//  - InputError("FILE: ..."): no results row in the whole file (empty file, prose only, a table cut or
+//    garbled before its first row); the message ends with the warnings below that the reader collected on
+//    the way ("FILE:LINE: table truncated ..."), so a cut log says where; unreadable file.
 //  - Warnings "FILE:LINE: ..." on the run: an elision marker ("...", "[truncated]") in a table; a last
 //    row cut short (fewer fields, all numeric: the row is dropped); a table with no "# Out of bounds" /
 //    "# Avg bus bandwidth" summary after it ("table may be truncated"); rows with #wrong > 0 (not old
@@ -154,6 +156,13 @@ struct NcclTestsRun {
 std::vector<NcclTestsRun> parse_nccl_tests(std::istream& in, const std::string& source);
 /// Same, reading `path`; a missing or unreadable file is an InputError naming the path.
 std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path);
+
+/// The first line of `in` that only nccl-tests output has ("# nThread ...", "# nccl-tests version",
+/// "# Collective test starting", the table header's "out-of-place", "# Avg bus bandwidth", or a test binary's
+/// name such as all_reduce_perf), if any. A file with such a line is an nccl-tests log even when no row of
+/// its table parses (a log cut or garbled mid-table): `calibrate fit` then reports this reader's error, not
+/// perftest's.
+std::optional<std::size_t> nccl_tests_marker_line(std::istream& in);
 
 /// Decodes NCCL_VERSION_CODE: 22602 -> "2.26.2" (>= 2.9: major*10000+minor*100+patch), 2708 -> "2.7.8".
 std::string nccl_version_from_code(std::uint64_t code);

@@ -622,10 +622,20 @@ class Reader {
       const std::string_view tok = toks[c];
       if (is_integer_col(col)) {
         const auto v = detail::parse_u64(tok);
+        const auto signed_v = v ? std::nullopt : detail::parse_number(tok);
+        if (signed_v && *signed_v < 0)
+          throw InputError(at_line(source_, ln,
+                                   std::string("column '") + col_name(col) + "' is negative: '" +
+                                       std::string(tok) + "' (a row that cannot be a measurement)"));
         if (!v)
           throw InputError(at_line(source_, ln,
                                    std::string("column '") + col_name(col) + "' is not a whole number: '" +
                                        std::string(tok) + "'"));
+        if (col == Col::size && *v == 0)
+          throw InputError(at_line(source_, ln,
+                                   std::string("column '") + col_name(col) +
+                                       "' is 0: perftest sends at least 1 byte (a row that cannot be a "
+                                       "measurement)"));
         if (col == Col::size)
           row.size_bytes = *v;
         else if (col == Col::iterations)
@@ -645,6 +655,10 @@ class Reader {
                                            "' (left empty)"));
         continue;
       }
+      if (*v < 0)
+        throw InputError(at_line(source_, ln,
+                                 std::string("column '") + col_name(col) + "' is negative: '" +
+                                     std::string(tok) + "' (a row that cannot be a measurement)"));
       const double x = is_bw_col(col) ? *v * lay.bw_to_gbps : *v;
       switch (col) {
       case Col::t_min:

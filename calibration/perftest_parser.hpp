@@ -18,7 +18,9 @@
 // Error vs warning (the same rules as nccl_tests_parser.hpp):
 //  - InputError("FILE:LINE: ..."): a line inside a table that looks like a row (starts with a digit, or is
 //    mostly numbers) but has a non-number where a number belongs, or more fields than the header; a row
-//    with too few fields that is followed by more rows of the same table (garbage, not a cut);
+//    with too few fields that is followed by more rows of the same table (garbage, not a cut); a row that
+//    cannot be a measurement: a message size of 0 or a negative number in any column (size, iterations,
+//    latency, bandwidth, message rate), as damaged as a non-number and refused the same way;
 //    an unknown column or unit in a "#bytes" header; a title of a test this reader does not cover.
 //  - InputError("FILE: ..."): no perftest result row anywhere in the file (empty file, prose only);
 //    a file that cannot be opened (file variant).

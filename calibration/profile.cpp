@@ -214,8 +214,9 @@ Time Profile::post_spacing(std::uint64_t size) const {
 
 json Profile::to_json() const {
   json j;
-  j["schema_version"] = schema_version;
+  j["schema_version"] = kProfileSchemaVersion; // the format written is this build's, whatever was read
   j["generator"] = generator;
+  if (!manifest.is_null()) j["manifest"] = manifest;
   j["hash_algorithm"] = "fnv1a64 of each input file's bytes";
   json ins = json::array();
   for (const auto& in : inputs)
@@ -291,14 +292,34 @@ json Profile::to_json() const {
 Profile Profile::from_json(const json& j, const std::string& source) {
   const Reader r{source};
   r.keys(j, "$",
-         {"schema_version", "generator", "hash_algorithm", "inputs", "device", "measurement", "latency",
-          "bandwidth", "switch", "noise", "nccl", "engine", "warnings", "variability", "host"});
+         {"schema_version", "generator", "manifest", "hash_algorithm", "inputs", "device", "measurement",
+          "latency", "bandwidth", "switch", "noise", "nccl", "engine", "warnings", "variability", "host"});
   Profile p;
   p.schema_version = static_cast<int>(r.u64(r.need(j, "$", "schema_version"), "$.schema_version"));
-  if (p.schema_version != kProfileSchemaVersion)
+  if (p.schema_version < kProfileOldestSchemaVersion || p.schema_version > kProfileSchemaVersion)
     r.fail("$.schema_version", "unsupported version " + std::to_string(p.schema_version) +
-                                   " (this build reads " + std::to_string(kProfileSchemaVersion) + ")");
+                                   " (this build reads " + std::to_string(kProfileOldestSchemaVersion) +
+                                   " to " + std::to_string(kProfileSchemaVersion) + ")");
   if (j.contains("generator")) p.generator = r.str(j["generator"], "$.generator");
+  if (j.contains("manifest")) {
+    const json& m = j["manifest"];
+    r.keys(m, "$.manifest", {"tool", "command", "version", "build", "inputs", "options"});
+    for (const char* k : {"tool", "command", "version", "build"})
+      if (m.contains(k)) (void)r.str(m[k], std::string("$.manifest.") + k);
+    if (m.contains("options") && !m["options"].is_object())
+      r.fail("$.manifest.options", "expected an object");
+    if (m.contains("inputs")) {
+      const json& ins = r.arr(m["inputs"], "$.manifest.inputs");
+      for (std::size_t i = 0; i < ins.size(); ++i) {
+        const std::string path = "$.manifest.inputs[" + std::to_string(i) + "]";
+        r.keys(ins[i], path, {"file", "hash", "bytes"});
+        (void)r.str(r.need(ins[i], path, "file"), path + ".file");
+        (void)r.str(r.need(ins[i], path, "hash"), path + ".hash");
+        if (ins[i].contains("bytes")) (void)r.u64(ins[i]["bytes"], path + ".bytes");
+      }
+    }
+    p.manifest = m;
+  }
   if (j.contains("hash_algorithm")) (void)r.str(j["hash_algorithm"], "$.hash_algorithm");
   if (j.contains("inputs")) {
     const json& ins = r.arr(j["inputs"], "$.inputs");

@@ -31,7 +31,12 @@
 
 namespace ibn::calib {
 
-inline constexpr int kProfileSchemaVersion = 1;
+/// The profile format this build writes. 2 added the optional `manifest` (version, command, inputs with their
+/// hashes, effective options); version 1 profiles (no manifest) still load. A build that reads only 1 refuses
+/// a version 2 profile by its schema_version rather than by an unknown key.
+inline constexpr int kProfileSchemaVersion = 2;
+/// The oldest profile format this build reads.
+inline constexpr int kProfileOldestSchemaVersion = 1;
 
 /// One fitted parameter: value and unit, with the quality of the fit it comes from.
 struct FitParam {
@@ -106,6 +111,9 @@ struct NcclCostFit {
 struct Profile : common::Framing {
   int schema_version = kProfileSchemaVersion;
   std::string generator; ///< "ibnetsim 0.1.0 calibrate fit"
+  /// What wrote the profile (`calibrate fit`): {tool, command, version, build, inputs[{file, hash, bytes}],
+  /// options}; null in profiles of schema_version 1 and in ones built in code.
+  nlohmann::json manifest;
   std::vector<ProfileInput> inputs;
 
   // Device and link (from the perftest headers and flags).

@@ -4,6 +4,7 @@
 #include "sim/json_text.hpp"
 #include "sim/units.hpp"
 #include "topology/link_speed.hpp"
+#include "topology/switch_models.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -208,6 +209,19 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
                        " (known: " + list + ")");
     }
   }
+  // The fabric's own model of a switch (Node::switch_model, a topology/switch_models.hpp id such as
+  // "quantum-2"): the catalog part that model names, the one with the switch's radix first.
+  std::map<std::string, std::size_t> model_not_in_catalog; // fabric model -> switches priced by radix instead
+  auto part_of_model = [&](const Node& node, std::int64_t used) -> const Part* {
+    const Part* pick = nullptr;
+    for (const auto& s : c.switches) {
+      const SwitchModel* m = find_switch_model(s.model);
+      if (!m || node.switch_model != m->id || s.ports < used) continue;
+      if (!pick || (s.ports == node.radix && pick->ports != node.radix)) pick = &s;
+    }
+    if (!pick) ++model_not_in_catalog[node.switch_model];
+    return pick;
+  };
   auto switch_part = [&](int radix) -> const Part* {
     if (forced) return forced;
     const Part* pick = nullptr;
@@ -254,17 +268,24 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
   std::vector<const Part*> part_of(f.num_nodes(), nullptr);
   for (NodeId n : f.switches()) {
     const Node& node = f.node(n);
-    const Part* p = switch_part(node.radix);
+    const auto used = static_cast<std::int64_t>(f.links_of(n).size());
+    const Part* p = !forced && !node.switch_model.empty() ? part_of_model(node, used) : nullptr;
+    if (!p) p = switch_part(node.radix);
+    // The ports bought are the model's, not the fabric's radix (a radix-40 fabric priced as 64-port QM9700s
+    // has 24 more free ports per switch than its radix says).
+    if (used > p->ports)
+      throw InputError((forced ? "--switch " + p->model : "switch model " + p->model) + ": " +
+                       std::to_string(p->ports) + " ports, but switch '" + node.name + "' has " +
+                       std::to_string(used) + " cabled ports");
     part_of[n] = p;
     auto& t = tiers[node.tier];
     t.index = node.tier;
     t.tier = tier_name(node.tier);
     ++t.switches;
     ++t.switches_by_model[p->model];
-    t.ports += node.radix;
-    const auto used = static_cast<std::int64_t>(f.links_of(n).size());
+    t.ports += p->ports;
     t.ports_used += used;
-    t.ports_free += node.radix - used;
+    t.ports_free += p->ports - used;
     auto& sc = sw_count[p->model];
     sc.first = p;
     ++sc.second;
@@ -389,10 +410,18 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
   if (unpriced_single > 0)
     b.warnings.push_back("no catalog single-port transceiver" + at + ": " + std::to_string(unpriced_single) +
                          " module(s) counted, not priced");
+  for (const auto& [model, n] : model_not_in_catalog)
+    b.warnings.push_back(std::to_string(n) + " switch(es) of model " + model +
+                         " (the fabric's) have no part of " + "that model in the catalog " + c.file +
+                         " with enough ports: priced by radix and rate");
   for (const auto& t : b.tiers)
     if (t.index == 1) b.spare_ports = t.ports_free;
   return b;
 }
+
+/// How ports and free ports are counted, printed with every BOM.
+constexpr const char* kPortsRule =
+    "ports = the catalog switch model's ports; ports free = model ports - cabled ports";
 
 nlohmann::json bom_to_json(const Bom& b) {
   nlohmann::json by_tier = nlohmann::json::array();
@@ -422,6 +451,7 @@ nlohmann::json bom_to_json(const Bom& b) {
                      {"power_w", c2(l.power_w)},
                      {"price_is_estimate", l.estimate}});
   return {{"switches", b.switches},
+          {"ports_rule", kPortsRule},
           {"cables", b.cables},
           {"transceivers", b.transceivers},
           {"nics", b.nics},
@@ -449,6 +479,7 @@ std::string bom_to_text(const Bom& b) {
       << t.ports_used << std::setw(12) << t.ports_free << std::setw(9) << t.cables << "  " << std::left
       << std::setw(26) << classes << std::right << std::setw(6) << t.transceivers << "\n";
   }
+  o << "(" << kPortsRule << ")\n";
   o << "\n"
     << std::left << std::setw(12) << "item" << std::setw(18) << "model" << std::setw(7) << "tier"
     << std::right << std::setw(8) << "count" << std::setw(12) << "unit $" << std::setw(14) << "cost $"

@@ -16,9 +16,13 @@
 // then
 //   ACC, then fibre). A link on the catalog cable `fibre` needs a transceiver at each end: on a switch, one
 //   module per cage with any fibre port (ports_per_cage ports share it); on an HCA, one single-port module.
-// - Switch model: `switch_model` when given, else the catalog switch with ports == radix at the fabric's rate
-//   (then ports >= radix at that rate). NIC model likewise by rate; none found -> NICs are counted, not
-//   priced (a warning says so).
+// - Switch model: BomOptions::switch_model when given, else the catalog part of the switch's own
+//   Node::switch_model (topology/switch_models.hpp id; the part with the switch's radix first, with at least
+//   its cabled ports; none: a warning, then by radix), else the catalog switch with ports == radix at the
+//   fabric's rate (then ports >= radix at that rate). NIC model likewise by rate; none found -> NICs are
+//   counted, not priced (a warning says so).
+// - Ports: the model's. A tier's `ports` = model ports x switches, `ports_free` = model ports - cabled ports
+//   (not the fabric's radix); a model with fewer ports than a switch's cables is an InputError.
 // - Cost = switches + NICs + cables (+ per metre) + transceivers; power = switches (typical) + NICs +
 //   transceivers + active cables.
 #include "topology/fabric.hpp"

@@ -174,11 +174,15 @@ std::vector<Ratio> parse_ratios(const std::string& text, const std::string& what
 
 CableLengths parse_cable_lengths(const std::string& text, const std::string& what) {
   CableLengths c;
+  std::map<std::string, std::string> given; // tier -> its entry: a tier given twice is refused, not last-wins
   for (const auto& part : split(text, ',')) {
     const auto eq = part.find('=');
     if (eq == std::string::npos)
       throw InputError(what + ": cannot read '" + part + "' (expected host=M,leaf=M,spine=M in metres)");
     const std::string key = part.substr(0, eq);
+    if (const auto [it, fresh] = given.emplace(key, part); !fresh)
+      throw InputError(what + ": tier '" + key + "' is given twice ('" + it->second + "' and '" + part +
+                       "'); give each tier once");
     const double v = parse_nonneg_double(part.substr(eq + 1), what + " " + key);
     if (v > kMaxCableLengthM)
       throw InputError(what + " " + key + ": " + part.substr(eq + 1) +

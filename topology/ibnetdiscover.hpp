@@ -35,7 +35,8 @@
 //   two ends is a warning, the first one wins). A port reported cabled to two different peers (the same CA
 //   port on two switch ports) is a warning; the extra cable is kept on a second node for that port.
 //   Speeds come from the file ("4xQDR", "4x EDR", "2xNDR"); a degraded cable keeps its own speed. The file
-//   has no lengths: HCA cables are taken as 3 m DAC, switch-to-switch cables as 30 m fibre.
+//   has no lengths: HCA cables are taken as 3 m DAC, switch-to-switch cables as 30 m fibre (unless the
+//   exporter's annotations below give them).
 //   Unconnected ports ("???", or no peer in the ports format) are not cables; a cable from a port to
 //   itself is dropped with a warning.
 // - Tiers: HCAs and aggregators 0. Leaves (tier 1) are switches with HCA cables, except a switch with more
@@ -61,11 +62,12 @@
 // exported as the ports 1..k of one CA. A device without a GUID (or with one an earlier device already
 // uses) gets a synthetic GUID 0x02000000000000xx (locally administered, never a vendor's). Each block is
 // preceded by "# ibnetsim-node: port=P kind=... name=\"...\" description=\"...\" tier= host= plane= group=
-// guid=0x..." comment lines carrying what the format cannot express; the importer applies them (so
-// import(export(f)) keeps names, GUIDs including 0, kinds, tiers, hosts, planes, groups, switch radix and
-// the cables with their ports and speeds), other readers skip them as comments. Not kept: cable lengths and
-// media (re-imported with the defaults above) and an HCA node's radix above 1 (each port comes back as a
-// node of its own).
+// guid=0x... switch_model=\"...\" cables=\"P:LEN:MEDIUM ...\"" comment lines carrying what the format cannot
+// express; the importer applies them (so import(export(f)) keeps names, GUIDs including 0, kinds, tiers,
+// hosts, planes, groups, switch radix, switch models (written for switches and routers, "" = none, then not
+// inferred), and the cables with their ports, speeds, lengths and media (`cables`: per cabled port, by the
+// port number of the port lines; either end's entry is used)), other readers skip them as comments. Not
+// kept: an HCA node's radix above 1 (each port comes back as a node of its own).
 #include "topology/fabric.hpp"
 
 #include <iosfwd>

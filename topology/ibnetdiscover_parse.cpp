@@ -1,6 +1,10 @@
 #include "topology/ibnetdiscover_parse.hpp"
 
+#include "topology/generators.hpp"
+#include "topology/switch_models.hpp"
+
 #include <algorithm>
+#include <charconv>
 #include <unordered_map>
 #include <utility>
 
@@ -330,6 +334,36 @@ void Parser::parse_annotation(std::string_view t, std::size_t line) {
       auto g = parse_hex(v);
       if (!g) bad("'guid' must be hexadecimal, got '" + v + "'");
       a.guid = *g;
+    } else if (k == "switch_model") {
+      if (!v.empty() && !find_switch_model(v))
+        bad("unknown switch model '" + v + "' (known: " + switch_model_ids() + ")");
+      a.switch_model = v.empty() ? v : std::string(find_switch_model(v)->id);
+    } else if (k == "cables") {
+      // "P:LEN:MEDIUM P:LEN:MEDIUM ...": port as in the port lines, metres, dac or fiber.
+      std::vector<std::string_view> items;
+      for (std::string_view rest = v; !(rest = trim(rest)).empty();) {
+        const auto sp = std::min(rest.find(' '), rest.size());
+        items.push_back(rest.substr(0, sp));
+        rest.remove_prefix(sp);
+      }
+      for (std::string_view item : items) {
+        const auto c1 = item.find(':'), c2 = item.rfind(':');
+        if (c1 == std::string_view::npos || c2 == c1)
+          bad("cable '" + std::string(item) + "': expected PORT:METRES:MEDIUM");
+        const auto port = parse_small_int(item.substr(0, c1));
+        double len = -1;
+        const std::string_view lt = item.substr(c1 + 1, c2 - c1 - 1);
+        const auto [end, ec] = std::from_chars(lt.data(), lt.data() + lt.size(), len);
+        if (!port || ec != std::errc() || end != lt.data() + lt.size() || !(len >= 0) ||
+            len > kMaxCableLengthM)
+          bad("cable '" + std::string(item) + "': expected PORT:METRES:MEDIUM with 0 <= METRES <= " +
+              std::to_string(static_cast<int>(kMaxCableLengthM)));
+        try {
+          a.cables[*port] = {len, parse_medium(std::string(item.substr(c2 + 1)), "medium")};
+        } catch (const InputError& e) {
+          bad("cable '" + std::string(item) + "': " + e.what());
+        }
+      }
     } else if (k == "kind") {
       if (v == "hca")
         a.kind = NodeKind::Hca;

@@ -19,7 +19,8 @@
 namespace ibn::topo::ibnd {
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-/// The format carries no cable lengths: HCA cables are taken as 3 m DAC, switch-to-switch as 30 m fibre.
+/// The format carries no cable lengths: HCA cables are taken as 3 m DAC, switch-to-switch as 30 m fibre
+/// (unless an "# ibnetsim-node:" line of the exporter gives them).
 constexpr double kHcaCableM = 3.0;
 constexpr double kSwitchCableM = 30.0;
 /// First synthetic GUID handed out by the exporter (EUI-64 "locally administered" bit set, so it cannot be
@@ -229,6 +230,12 @@ struct Annotation {
   std::optional<std::string> name, description;
   std::optional<int> tier, host, plane, group;
   std::optional<std::uint64_t> guid;
+  /// Switch model id ("quantum-2"; "" = none), from `switch_model=`: replaces the one read from the
+  /// description.
+  std::optional<std::string> switch_model;
+  /// Cables of this device by the port number the port lines use: length in metres and medium, from
+  /// `cables="P:LEN:MEDIUM ..."` (the exporter writes every cabled port).
+  std::map<int, std::pair<double, Medium>> cables;
 };
 
 /// One physical device: a switch, router or channel adapter (all of its ports).

@@ -164,6 +164,7 @@ const SwitchModel* infer_switch_model(std::string_view description) {
 void apply_switch_models(Fabric& f, const std::string& spec, const std::string& what) {
   // "quantum-2" or "leaf=...,spine=...,core=..."
   std::string per_tier[4]; // index = tier (1..3)
+  std::string entry[4];    // the "tier=MODEL" item that named it
   bool all = spec.find('=') == std::string::npos;
   if (all) {
     const std::string id = switch_model_or_throw(spec, what).id;
@@ -181,6 +182,10 @@ void apply_switch_models(Fabric& f, const std::string& spec, const std::string& 
       const std::string model = trim(std::string_view(item).substr(eq + 1));
       int t = tier == "leaf" ? 1 : tier == "spine" ? 2 : tier == "core" ? 3 : 0;
       if (t == 0) throw InputError(what + ": unknown tier '" + tier + "' (leaf, spine or core)");
+      if (!entry[t].empty()) // the last value used to win silently
+        throw InputError(what + ": tier '" + tier + "' is given twice ('" + entry[t] + "' and '" + item +
+                         "'); give each tier once");
+      entry[t] = item;
       per_tier[t] = switch_model_or_throw(model, what + " " + tier).id;
       if (comma == std::string::npos) break;
       pos = comma + 1;
