@@ -54,15 +54,23 @@ calib::NcclCostFit fit_nccl_cost_section(const std::vector<std::string>& logs, c
     // multi-node rows, set the base alone from what the intra-node model misses (docs/calibration.md
     // "NCCL costs"). Refused, naming the run.
     for (const auto& r : j.at("runs"))
-      if (r.value("nodes", 0u) == 1)
-        throw InputError(
-            log + ":" + std::to_string(r.value("line", std::size_t{0})) + ": " +
-            r.value("test", std::string("the test")) + " ran on a single node (" +
-            std::to_string(r.value("gpus_per_node", 0u)) +
-            " GPUs): it has no network step, so it cannot take part in the fit of NCCL's network "
-            "costs (its rows would set the base from the intra-node model's errors); give only "
-            "multi-node logs (fit the intra-node model from this one with `calibrate nvlink " +
-            log + "`)");
+      if (r.value("nodes", 0u) == 1) {
+        const std::string where = log + ":" + std::to_string(r.value("line", std::size_t{0})) + ": " +
+                                  r.value("test", std::string("the test"));
+        const std::string gpus = std::to_string(r.value("gpus_per_node", 0u)) + " GPUs";
+        const std::string why =
+            ": it has no network step, so it cannot take part in the fit of NCCL's network "
+            "costs (its rows would set the base from the intra-node model's errors); ";
+        if (!r.value("nodes_from_log", true)) // no rank lines, no nNodes: read as one node
+          throw InputError(where +
+                           " does not say how many nodes ran (no '# Rank' lines, no NCCL INFO nNodes), "
+                           "so it reads as one node of " +
+                           gpus + why + "add the launcher's '# Rank' lines to the log, or leave it out");
+        throw InputError(where + " ran on a single node (" + gpus + ")" + why +
+                         "give only multi-node logs (fit the intra-node model from this one with `calibrate "
+                         "nvlink " +
+                         log + "`)");
+      }
     // What the reader noticed in the log (a cut table, a missing summary): the user's, not dropped.
     for (const auto& n : j.at("notes")) warnings.push_back(n.get<std::string>());
     std::string log_version;

@@ -105,7 +105,7 @@ run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, co
   std::vector<scen::Scenario> scens(points.size());
   std::vector<std::size_t> todo;
   for (const auto i : mine) {
-    scens[i] = scen::make_scenario(base.effective, base.file, base.base_dir, points[i].overrides);
+    scens[i] = scen::point_scenario(base, points[i].overrides);
     results[i] = reuse(point_results_path(opt.out_dir, points[i]), scens[i], opt);
     if (results[i])
       done_line(i, true);

@@ -223,6 +223,7 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     const auto sim = simulate_busbw(o);
     run_info.push_back({{"test", test},
                         {"nodes", o.nodes},
+                        {"nodes_from_log", run.nnodes.has_value()}, // else 1 was assumed
                         {"gpus_per_node", o.gpus_per_node},
                         {"nics_per_node", o.nics_per_node ? o.nics_per_node : o.gpus_per_node},
                         {"line", run.first_line},

@@ -393,8 +393,12 @@ std::string whatif_table(const nlohmann::json& w) {
     std::snprintf(b, sizeof b, "%-16s ", t.c_str());
     return std::string(b);
   };
-  std::snprintf(line, sizeof line, "%-10s %-8s %-9s %s%-14s %-6s %6s %11s %11s %-21s %11s %12s\n", "size",
-                "job", "ratio", fcol("faults").c_str(), "routing", "cc", "n", "p50 us", "p99 us",
+  // The routing column grows to its longest entry ("adaptive s:1x0.5" with a stragglers dimension).
+  int rw = 14;
+  for (const auto& r : w.at("rows"))
+    rw = std::max(rw, static_cast<int>(r.at("routing").get<std::string>().size()));
+  std::snprintf(line, sizeof line, "%-10s %-8s %-9s %s%-*s %-6s %6s %11s %11s %-21s %11s %12s\n", "size",
+                "job", "ratio", fcol("faults").c_str(), rw, "routing", "cc", "n", "p50 us", "p99 us",
                 "p99 95% CI us", "p99.9 us", "busbw Gb/s");
   s << line;
   // Group by size, then in point order.
@@ -422,13 +426,13 @@ std::string whatif_table(const nlohmann::json& w) {
       if (c.contains("ci"))
         ci = "[" + side(c.at("ci").at("p99").at(0)) + ", " + side(c.at("ci").at("p99").at(1)) + "]";
       const auto n = c.value("n", r.value("iterations", std::size_t{0}));
-      std::snprintf(
-          line, sizeof line, "%-10s %-8s %-9s %s%-14s %-6s %6zu %11.2f %11.2f %-21s %11.2f %12.2f\n",
-          format_size(b).c_str(), r.at("job").get<std::string>().c_str(),
-          r.at("oversubscription").get<std::string>().c_str(), fcol(r.value("faults", std::string())).c_str(),
-          r.at("routing").get<std::string>().c_str(), r.at("cc").get<std::string>().c_str(), n,
-          c.at("p50").get<double>(), c.at("p99").get<double>(), ci.c_str(), c.at("p999").get<double>(),
-          r.at("busbw_gbps").at("p50").get<double>());
+      std::snprintf(line, sizeof line, "%-10s %-8s %-9s %s%-*s %-6s %6zu %11.2f %11.2f %-21s %11.2f %12.2f\n",
+                    format_size(b).c_str(), r.at("job").get<std::string>().c_str(),
+                    r.at("oversubscription").get<std::string>().c_str(),
+                    fcol(r.value("faults", std::string())).c_str(), rw,
+                    r.at("routing").get<std::string>().c_str(), r.at("cc").get<std::string>().c_str(), n,
+                    c.at("p50").get<double>(), c.at("p99").get<double>(), ci.c_str(),
+                    c.at("p999").get<double>(), r.at("busbw_gbps").at("p50").get<double>());
       s << line;
       for (const auto& u : c.value("unsupported", nlohmann::json::array()))
         if (std::find(notes.begin(), notes.end(), u.get<std::string>()) == notes.end()) notes.push_back(u);

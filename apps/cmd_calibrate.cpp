@@ -28,6 +28,7 @@ namespace ibn::app {
 namespace {
 
 std::string read_all(const std::string& path) {
+  refuse_folder(path, "a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open");
   std::ostringstream s;

@@ -118,8 +118,10 @@ void add_sweep_command(CLI::App& app) {
     // Two points whose effective scenarios are equal (`--vary ...oversubscription=1:1,2:2`, `sizes=1M,1024K`)
     // would run the same thing twice under two names: refused, naming both.
     std::map<std::string, std::string> seen; // effective scenario -> point id
+    std::map<std::string, std::size_t> inert; // a key the scenario gives that changes nothing -> points
     for (const auto& p : points) try {
-        const auto s = scen::make_scenario(base.effective, base.file, base.base_dir, p.overrides);
+        const auto s = scen::point_scenario(base, p.overrides);
+        for (const auto& n : s.no_effect) ++inert[n];
         if (const auto [it, fresh] = seen.emplace(s.effective.dump(), p.id); !fresh)
           throw InputError("--vary gives points " + it->second + " and " + p.id +
                            " the same scenario (two spellings of one value); give each value once");
@@ -131,10 +133,9 @@ void add_sweep_command(CLI::App& app) {
         // The scenario layer names overrides as --set; here they came from --vary (or --seeds).
         std::string m = e.what();
         if (m.rfind("--set ", 0) == 0) m = "--vary " + m.substr(6);
-        if (const auto at = m.find(" from --set "); at != std::string::npos)
-          m.replace(at, 12, " from --vary ");
         throw InputError(m.rfind("--vary ", 0) == 0 ? m : "point " + p.id + ": " + m);
       }
+    for (const auto& w : scen::study_no_effect(inert, points.size())) std::cerr << "warning: " << w << "\n";
     const int rank = env_int("OMPI_COMM_WORLD_RANK", 0), ranks = std::max(1, env_int("OMPI_COMM_WORLD_SIZE", 1));
     analysis::PointsOptions po;
     po.out_dir = o->out;

@@ -164,24 +164,25 @@ void add_whatif_command(CLI::App& app) {
     // 100:1` or `--faults 1000-link` failed only when their point ran, after the points before it.
     {
       std::map<std::string, std::string> seen;
-      std::map<std::string, topo::Fabric> fabrics; // one per fabric configuration
+      std::string fabric_key; // the fabric configuration `fabric` was built from (points come grouped by it)
+      topo::Fabric fabric;
+      std::map<std::string, std::size_t> inert; // a key the scenario gives that changes nothing -> points
       for (const auto& p : points) try {
-          const auto ps = scen::make_scenario(s.effective, s.file, s.base_dir, p.overrides);
+          const auto ps = scen::point_scenario(s, p.overrides);
+          for (const auto& n : ps.no_effect) ++inert[n];
           if (const auto [it, fresh] = seen.emplace(ps.effective.dump(), p.id); !fresh)
             throw InputError("points " + it->second + " and " + p.id +
                              " are the same scenario (two tokens of one setting); give each setting once");
           const std::string key =
               ps.fabric_file + "\n" + ps.fabric_generator + "\n" + ps.fabric_params.dump();
-          auto f = fabrics.find(key);
-          if (f == fabrics.end()) f = fabrics.emplace(key, scen::build_fabric(ps)).first;
-          scen::check_placement(ps, f->second);
+          if (key != fabric_key)
+            fabric = scen::build_fabric(ps), fabric_key = key; // one fabric held at a time
+          scen::check_placement(ps, fabric);
         } catch (const InputError& e) {
-          std::string m = e.what();
-          // The point's own settings are overrides too (scen::note_override says "--set"): say whose.
-          if (const auto at = m.find(" from --set "); at != std::string::npos)
-            m.replace(at, 12, " from the point: ");
+          const std::string m = e.what();
           throw InputError(m.rfind("points ", 0) == 0 ? m : "point " + p.id + ": " + m);
         }
+      for (const auto& w : scen::study_no_effect(inert, points.size())) std::cerr << "warning: " << w << "\n";
     }
     const bool flow = wo.engine.value_or(s.engine) == scen::EngineKind::Flow;
     std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points, " << wo.threads

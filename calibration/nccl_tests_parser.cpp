@@ -3,6 +3,7 @@
 #include "calibration/nccl_tests_table.hpp"
 
 #include "calibration/text_scan.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 
 #include <algorithm>
@@ -793,6 +794,7 @@ std::optional<std::size_t> nccl_tests_marker_line(std::istream& in) {
 }
 
 std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path) {
+  refuse_folder(path, "an nccl-tests log");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open nccl-tests log");
   return parse_nccl_tests(in, path);

@@ -1,6 +1,7 @@
 #include "calibration/perftest_parser.hpp"
 
 #include "calibration/text_scan.hpp"
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 
 #include <algorithm>
@@ -789,6 +790,7 @@ std::vector<PerftestRun> parse_perftest(std::istream& in, const std::string& sou
 }
 
 std::vector<PerftestRun> parse_perftest_file(const std::string& path) {
+  refuse_folder(path, "a perftest output file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open perftest output file");
   return parse_perftest(in, path);

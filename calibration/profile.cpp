@@ -1,5 +1,6 @@
 #include "calibration/profile.hpp"
 
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/json_text.hpp"
 
@@ -552,6 +553,7 @@ Profile Profile::from_json(const json& j, const std::string& source) {
 }
 
 Profile Profile::load(const std::string& path) {
+  refuse_folder(path, "a calibration profile");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the profile");
   std::ostringstream text;

@@ -8,8 +8,10 @@
 #include "sim/json_text.hpp"
 #include "topology/generators.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <ranges>
 #include <sstream>
 #include <tuple>
 
@@ -372,8 +374,22 @@ void reconcile(const nlohmann::json& given, nlohmann::json& eff, const std::stri
 /// The keys of `doc` (as given, overrides applied) that change nothing in the effective configuration `e`.
 std::vector<std::string> no_effect_keys(const nlohmann::json& doc, const nlohmann::json& e) {
   std::vector<std::string> out;
-  auto given = [&doc](const nlohmann::json::json_pointer& p) { return doc.contains(p); };
   using P = nlohmann::json::json_pointer;
+  // Given with a value other than its default: a configuration written out whole (a result's manifest.config,
+  // run again) gives every key, at its default where the user gave none, and those change nothing by design.
+  auto given = [&doc](const P& p) {
+    if (!doc.contains(p)) return false;
+    std::string generic; // "/jobs/0/workload/jitter/scale_us" -> "jobs[].workload.jitter.scale_us"
+    for (const auto& part : p.to_string().substr(1) | std::views::split('/')) {
+      const std::string t(part.begin(), part.end());
+      if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        generic += "[]";
+      else
+        generic += (generic.empty() ? "" : ".") + t;
+    }
+    const KeyDecl* d = scenario_schema().find(generic);
+    return !d || d->default_value.is_null() || d->default_value != doc.at(p);
+  };
   // A calibration profile may carry its own variability model, whose parts the scenario's keys replace: a
   // straggler delay given beside a profile's straggler count is not inert, so only profile-free runs are
   // checked.
@@ -432,6 +448,7 @@ Scenario make_scenario_checked(const nlohmann::json& doc_in, const std::string& 
   reconcile(doc, s.effective, "routing", "adaptive", "ar_mode", where);
   reconcile(doc, s.effective, "cc", "algorithm", "cc", where);
   s.no_effect = no_effect_keys(doc, s.effective);
+  s.given = doc;
   if (doc.contains("flow") && doc.at("flow").is_object() && !doc.at("flow").empty())
     s.flow_key_given = "flow." + doc.at("flow").begin().key();
   const auto& e = s.effective;
@@ -607,10 +624,16 @@ std::string note_override(const std::vector<std::string>& overrides, std::string
     const auto eq = it->find('=');
     if (eq == std::string::npos) continue;
     const std::string path = it->substr(0, eq);
-    if (!under(key, path) && !under(path, key)) continue;
+    // The override sets the key or a key above it; or one below it (--set fabric.params.oversubscription=7:3
+    // for an error about 'fabric.params') whose value the message quotes: another parameter of the same
+    // object set on the command line is not what the error is about.
+    const std::string value = it->substr(eq + 1);
+    if (!under(key, path) &&
+        !(under(path, key) && !value.empty() && msg.find(value, end) != std::string::npos))
+      continue;
     std::string shown = *it;
     if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
-    return msg + " (" + path + " from --set " + shown + ")";
+    return msg + " (" + shown + " is from the command line, not the file)";
   }
   return msg;
 }
@@ -624,6 +647,31 @@ Scenario make_scenario(const nlohmann::json& doc_in, const std::string& where, c
     // The schema's own errors name "--set" already; later checks name the file and the key.
     throw InputError(m.rfind("--set", 0) == 0 ? m : note_override(overrides, m));
   }
+}
+
+Scenario point_scenario(const Scenario& base, const std::vector<std::string>& point_overrides) {
+  std::vector<std::string> all =
+      base.overrides; // already in base.effective: applying them again changes nothing
+  all.insert(all.end(), point_overrides.begin(), point_overrides.end());
+  Scenario s = make_scenario(base.effective, base.file, base.base_dir, all);
+  // base.effective has every default filled in, so every key would look given: the keys given are the base's
+  // (a point's own setting, such as --stragglers none, is the study's doing, not the user's), judged against
+  // the point (cc.params beside cc none in the file is inert on the study's cc-none points only).
+  s.given = base.given;
+  s.no_effect = no_effect_keys(base.given, s.effective);
+  s.flow_key_given = base.flow_key_given;
+  return s;
+}
+
+std::vector<std::string> study_no_effect(const std::map<std::string, std::size_t>& inert,
+                                         std::size_t points) {
+  std::vector<std::string> out;
+  for (const auto& [line, n] : inert)
+    out.push_back(
+        "no effect" +
+        (n < points ? " on " + std::to_string(n) + " of " + std::to_string(points) + " points" : "") + ": " +
+        line);
+  return out;
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {

@@ -21,6 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -148,6 +150,9 @@ struct Scenario {
       overrides; ///< the "path=value" overrides applied to the file (--set, a study's point)
   std::string
       flow_key_given; ///< the first flow.* key the scenario gives ("" = none): inert on the packet engine
+  /// The keys as the user gave them (file and --set, before defaults): a study's points judge `no_effect`
+  /// by these, against the point's own effective configuration.
+  nlohmann::json given;
 };
 
 /// The variability model a run applies: the profile's (when `profile` has one and use_profile), with the
@@ -166,6 +171,12 @@ std::string note_override(const std::vector<std::string>& overrides, std::string
 /// Parses and validates `doc`; `where` names it in errors; overrides are "path=value" applied first.
 Scenario make_scenario(const nlohmann::json& doc, const std::string& where, const std::string& base_dir,
                        const std::vector<std::string>& overrides = {});
+/// A study's point: `base` (as loaded, its overrides applied) with the point's overrides on top. Errors note
+/// overrides of both (note_override); the inert-key warnings are the base's.
+Scenario point_scenario(const Scenario& base, const std::vector<std::string>& point_overrides);
+/// A study's "no effect" warnings, one line each: `inert` counts the points whose no_effect holds each line
+/// ("no effect on 2 of 4 points: ..." when not all of `points`).
+std::vector<std::string> study_no_effect(const std::map<std::string, std::size_t>& inert, std::size_t points);
 /// Reads a scenario file (malformed JSON is an InputError with the line and column).
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 /// The built-in default study's scenario (256-HCA NDR 2-tier fat-tree, a 128-GPU AllReduce job beside a

@@ -144,6 +144,39 @@ class DomWithDuplicateKeys {
   std::vector<Level> stack_;
 };
 
+/// Offset of the first key an object of `text` (valid JSON) repeats, comparing keys as written (escapes not
+/// decoded); npos if none.
+std::size_t second_key_offset(const std::string& text) {
+  std::vector<std::vector<std::string>> keys; // per open container; arrays hold none
+  std::vector<bool> is_object;
+  bool expect_key = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const std::size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      if (expect_key && !is_object.empty() && is_object.back()) {
+        std::string k = text.substr(start + 1, i - start - 1);
+        auto& seen = keys.back();
+        if (std::find(seen.begin(), seen.end(), k) != seen.end()) return start;
+        seen.push_back(std::move(k));
+        expect_key = false;
+      }
+    } else if (c == '{' || c == '[') {
+      keys.emplace_back();
+      is_object.push_back(c == '{');
+      expect_key = c == '{';
+    } else if (c == '}' || c == ']') {
+      if (!keys.empty()) keys.pop_back(), is_object.pop_back();
+      expect_key = false;
+    } else if (c == ',') {
+      expect_key = !is_object.empty() && is_object.back();
+    }
+  }
+  return std::string::npos;
+}
+
 std::string reason_of(const std::exception& e) {
   std::string reason = e.what();
   if (const auto p = reason.find("] "); reason.starts_with("[json.exception") && p != std::string::npos)
@@ -197,9 +230,18 @@ json parse_json_text(const std::string& text, const std::string& source, const s
     json j;
     DomWithDuplicateKeys dup(j);
     json::sax_parse(text, &dup);
-    if (!dup.found.empty())
-      throw InputError(source + ": " + label + ": key " + dup.found +
-                       " appears twice in one object (only one value can hold; remove the other)");
+    if (!dup.found.empty()) {
+      // Valid JSON, so not the caller's "malformed" label; where the second copy sits, from a scan of the
+      // text.
+      std::string at;
+      if (const std::size_t off = second_key_offset(text); off != std::string::npos) {
+        const auto [line, col] = json_line_col(text, off);
+        at = ":" + std::to_string(line) + ":" + std::to_string(col);
+      }
+      throw InputError(
+          source + at + ": key " + dup.found +
+          " appears twice in one object (JSON allows it, but only one value can hold; remove the other)");
+    }
     return j;
   } catch (const json::parse_error& e) {
     // e.byte is 1-based (the last character read).

@@ -1,5 +1,6 @@
 #include "topology/bom.hpp"
 
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/json_text.hpp"
 #include "sim/units.hpp"
@@ -153,6 +154,7 @@ Catalog Catalog::parse(const nlohmann::json& doc, const std::string& where) {
 }
 
 Catalog Catalog::load(const std::string& path) {
+  refuse_folder(path, "a parts catalog");
   std::ifstream in(path);
   if (!in) throw InputError("--catalog: cannot open '" + path + "'");
   std::ostringstream text;
@@ -212,11 +214,12 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
   // The fabric's own model of a switch (Node::switch_model, a topology/switch_models.hpp id such as
   // "quantum-2"): the catalog part that model names, the one with the switch's radix first.
   std::map<std::string, std::size_t> model_not_in_catalog; // fabric model -> switches priced by radix instead
-  auto part_of_model = [&](const Node& node, std::int64_t used) -> const Part* {
+  // `narrow`: every cable of the switch is 2x or narrower, so it may run in split mode (twice the ports).
+  auto part_of_model = [&](const Node& node, std::int64_t used, bool narrow) -> const Part* {
     const Part* pick = nullptr;
     for (const auto& s : c.switches) {
       const SwitchModel* m = find_switch_model(s.model);
-      if (!m || node.switch_model != m->id || s.ports < used) continue;
+      if (!m || node.switch_model != m->id || (narrow ? 2 : 1) * s.ports < used) continue;
       if (!pick || (s.ports == node.radix && pick->ports != node.radix)) pick = &s;
     }
     if (!pick) ++model_not_in_catalog[node.switch_model];
@@ -263,34 +266,53 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
   // without one, the modules are counted and a warning says they are not priced.
 
   std::map<int, BomTier> tiers;
+  std::size_t split_switches = 0; // counted in split mode (twice the model's ports)
   std::map<std::string, std::pair<const Part*, std::int64_t>> sw_count; // model -> part, count
   std::map<std::pair<std::string, int>, std::int64_t> sw_by_tier;
   std::vector<const Part*> part_of(f.num_nodes(), nullptr);
   for (NodeId n : f.switches()) {
     const Node& node = f.node(n);
     const auto used = static_cast<std::int64_t>(f.links_of(n).size());
-    const Part* p = !forced && !node.switch_model.empty() ? part_of_model(node, used) : nullptr;
+    bool narrow = true;
+    for (const auto l : f.links_of(n)) narrow = narrow && f.link(l).speed.width <= 2;
+    const Part* p = !forced && !node.switch_model.empty() ? part_of_model(node, used, narrow) : nullptr;
     if (!p) p = switch_part(node.radix);
     // The ports bought are the model's, not the fabric's radix (a radix-40 fabric priced as 64-port QM9700s
     // has 24 more free ports per switch than its radix says).
-    if (used > p->ports)
-      throw InputError((forced ? "--switch " + p->model : "switch model " + p->model) + ": " +
-                       std::to_string(p->ports) + " ports, but switch '" + node.name + "' has " +
-                       std::to_string(used) + " cabled ports");
+    // A switch in split mode (NDR200 on a QM9700: each 4x cage as two 2x ports, 128 ports on a 64-port model)
+    // has up to twice the model's ports when every cable it carries is 2x or narrower; such a switch reports
+    // them (ibnetdiscover: "Switch 129" for a QM9700 in split mode, port 0 included).
+    std::int64_t ports = p->ports;
+    if (used > ports || node.radix > ports) {
+      if (narrow && used <= 2 * ports) {
+        ports *= 2;
+        ++split_switches;
+      } else if (used > ports) {
+        throw InputError((forced ? "--switch " + p->model : "switch model " + p->model) + ": " +
+                         std::to_string(p->ports) + " ports, but switch '" + node.name + "' has " +
+                         std::to_string(used) + " cabled ports");
+      }
+    }
     part_of[n] = p;
     auto& t = tiers[node.tier];
     t.index = node.tier;
     t.tier = tier_name(node.tier);
     ++t.switches;
     ++t.switches_by_model[p->model];
-    t.ports += p->ports;
+    t.ports += ports;
     t.ports_used += used;
-    t.ports_free += p->ports - used;
+    t.ports_free += ports - used;
     auto& sc = sw_count[p->model];
     sc.first = p;
     ++sc.second;
     ++sw_by_tier[{p->model, node.tier}];
   }
+  if (split_switches > 0)
+    b.warnings.push_back(
+        std::to_string(split_switches) +
+        " switch(es) in split mode (more ports, reported or cabled, than the model has, all "
+        "cables 2x or narrower): counted with twice the model's ports (a 64-port QM9700 as 128 "
+        "NDR200 ports)");
   // Cables and transceivers.
   std::map<std::pair<std::string, int>, std::pair<std::int64_t, double>> cable_lines; // (model, tier) -> n, m
   std::map<int, std::int64_t> twin_by_tier, single_by_tier;

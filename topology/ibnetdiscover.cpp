@@ -1,5 +1,6 @@
 #include "topology/ibnetdiscover.hpp"
 
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 
 #include <algorithm>
@@ -535,6 +536,7 @@ ImportResult import_ibnetdiscover(std::istream& in, const std::string& source) {
 }
 
 ImportResult import_ibnetdiscover_file(const std::string& path) {
+  refuse_folder(path, "an ibnetdiscover output");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot open ibnetdiscover file '" + path + "'");
   return import_ibnetdiscover(in, path);
