@@ -62,7 +62,16 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
   const std::string test = std::string(calib::to_string(run.collective)) + "_perf";
   NcclTestsOptions o;
   o.test = test;
-  o.nodes = static_cast<std::uint32_t>(run.nnodes.value_or(1));
+  // The node count: the log's (its '# Rank ... on HOST' lines, NCCL INFO nNodes), else --nodes, else one node
+  // with a note (the log's rank lines were cut: a multi-node run would be simulated as one node).
+  const std::string at = log + ":" + std::to_string(run.first_line) + ": " + test;
+  if (run.nnodes && opt.nodes && static_cast<std::uint32_t>(*run.nnodes) != opt.nodes)
+    throw InputError("--nodes " + std::to_string(opt.nodes) + ": " + at + " ran on " +
+                     std::to_string(*run.nnodes) + " node(s), as its rank lines say");
+  o.nodes = run.nnodes ? static_cast<std::uint32_t>(*run.nnodes) : std::max(1u, opt.nodes);
+  if (!run.nnodes && !opt.nodes && notes)
+    notes->push_back(at + " does not say how many nodes ran (no '# Rank' lines, no NCCL INFO nNodes): " +
+                     "simulated on one node; pass --nodes N if it ran on more");
   const int ranks = run.nranks.value_or(run.config.ngpus.value_or(1) * static_cast<int>(o.nodes));
   o.gpus_per_node =
       static_cast<std::uint32_t>(run.gpus_per_node.value_or(std::max(1, ranks / static_cast<int>(o.nodes))));
@@ -223,7 +232,7 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     const auto sim = simulate_busbw(o);
     run_info.push_back({{"test", test},
                         {"nodes", o.nodes},
-                        {"nodes_from_log", run.nnodes.has_value()}, // else 1 was assumed
+                        {"nodes_from_log", run.nnodes.has_value() || opt.nodes > 0}, // else 1 was assumed
                         {"gpus_per_node", o.gpus_per_node},
                         {"nics_per_node", o.nics_per_node ? o.nics_per_node : o.gpus_per_node},
                         {"line", run.first_line},

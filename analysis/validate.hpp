@@ -25,6 +25,7 @@ struct ValidateOptions {
   std::string engine = "packet";
   std::uint32_t iters = 5, warmup = 1;
   std::uint32_t nics_per_node = 0; ///< 0: from the log (NICs seen per node), else one per GPU
+  std::uint32_t nodes = 0;         ///< 0: from the log (rank lines, nNodes), else 1 with a note
   std::uint64_t max_bytes = 0;     ///< skip sizes above this (0 = none)
   std::vector<std::string> tests;  ///< only these tests ("all_gather_perf", ...); empty = every test
   std::vector<std::string> sets;   ///< scenario overrides "key=value" (nvlink.bandwidth_gbps=2900, ...)

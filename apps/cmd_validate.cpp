@@ -32,6 +32,10 @@ void add_validate_command(CLI::App& app) {
   c->add_option("-n,--iters", o->iters, "simulated iterations per size")->capture_default_str();
   c->add_option("--nics", o->nics_per_node, "NICs per node, 1..64 (default: from the log, else one per GPU)")
       ->check(CLI::Range(1u, 64u));
+  c->add_option(
+       "--nodes", o->nodes,
+       "nodes the run used, for a log that does not say (no '# Rank' lines); must agree with one that does")
+      ->check(CLI::Range(1u, 100000u));
   c->add_option("--max-bytes", *max, "skip sizes above this");
   c->add_option("--test", o->tests, "compare this test only (repeatable; default: every test in LOG)");
   c->add_option("--set", o->sets, "override a scenario key, e.g. nvlink.bandwidth_gbps=2900 (repeatable)");

@@ -193,3 +193,37 @@ TEST_CASE("calibrate fit: a multi-GPU log that does not say its node count is re
                  "INFO nNodes), so it reads as one node of 8 GPUs") != std::string::npos);
   CHECK(r.out.find("ran on a single node") == std::string::npos);
 }
+
+TEST_CASE("validate nccl-tests: a log that does not say its node count gets a note, and --nodes gives it") {
+  // It was simulated on one node without a word (a 4-node all_reduce compared with a 1-node simulation).
+  const auto dir = ibn::test::scratch_dir("s21r-validate-nodes");
+  const std::string src =
+      std::string(IBNETSIM_SOURCE_DIR) +
+      "/tests/data/nccl-tests/a100-hdr200x4-ib-4node-32gpu-all_reduce-4B-32M-abci-aist-job7194285.log";
+  std::ifstream in(src);
+  std::ofstream out(dir / "norank.log");
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("Rank ") != std::string::npos || line.find("NCCL INFO") != std::string::npos) continue;
+    if (const auto at = line.find("nGpus 1 "); at != std::string::npos) line.replace(at, 8, "nGpus 8 ");
+    out << line << "\n";
+  }
+  out.close();
+  const std::string base =
+      "validate nccl-tests " + (dir / "norank.log").string() + " --engine flow -n 1 --max-bytes 64K";
+  auto r = ibn::test::run_cli(base);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("norank.log:1: all_reduce_perf does not say how many nodes ran") != std::string::npos);
+  CHECK(r.out.find(" 1x8 ") != std::string::npos);
+  r = ibn::test::run_cli(base + " --nodes 4");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("does not say how many nodes") == std::string::npos);
+  CHECK(r.out.find(" 4x8 ") != std::string::npos);
+  // A count that disagrees with the rank lines of a complete log.
+  r = ibn::test::run_cli("validate nccl-tests " + src + " --nodes 2");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--nodes 2: ") != std::string::npos);
+  CHECK(r.out.find("all_reduce_perf ran on 4 node(s), as its rank lines say") != std::string::npos);
+}
