@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -252,6 +253,34 @@ run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, co
   }
   if (error) std::rethrow_exception(error);
   return results;
+}
+
+std::vector<std::string>
+check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
+             const std::function<std::string(const std::string&, const std::string&)>& same,
+             const std::function<std::string(const StudyPoint&, const std::string&)>& blame) {
+  std::map<std::string, std::string> seen;  // effective scenario -> point id
+  std::map<std::string, std::size_t> inert; // a key the scenario gives that changes nothing -> points
+  std::string fabric_key;                   // the fabric configuration `fabric` was built from
+  topo::Fabric fabric;
+  for (const auto& p : points) {
+    std::string first; // the point this one repeats
+    try {
+      const auto s = scen::point_scenario(base, p.overrides);
+      for (const auto& n : s.no_effect) ++inert[n];
+      if (const auto [it, fresh] = seen.emplace(s.effective.dump(), p.id); !fresh) {
+        first = it->second;
+      } else {
+        const std::string key = s.fabric_file + "\n" + s.fabric_generator + "\n" + s.fabric_params.dump();
+        if (key != fabric_key) fabric = scen::build_fabric(s), fabric_key = key;
+        scen::check_placement(s, fabric);
+      }
+    } catch (const InputError& e) {
+      throw InputError(blame(p, e.what()));
+    }
+    if (!first.empty()) throw InputError(same(first, p.id));
+  }
+  return scen::study_no_effect(inert, points.size());
 }
 
 std::vector<PointResult> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir) {

@@ -54,6 +54,16 @@ std::string point_results_path(const std::string& out_dir, const StudyPoint& p);
 std::vector<std::optional<PointResult>>
 run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, const PointsOptions& opt);
 
+/// Checks every point of a study before any runs (a bad value fails fast, naming its point): its keys, that
+/// its jobs fit its fabric as the run would place them (faults at t = 0 applied), and that no two points are
+/// the same scenario (`same(first_id, id)` is that error's text). `blame(point, message)` words an error
+/// raised for a point. Returns the study's "no effect" warnings (scen::study_no_effect). One fabric is held
+/// at a time, rebuilt when the fabric configuration changes.
+std::vector<std::string>
+check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
+             const std::function<std::string(const std::string&, const std::string&)>& same,
+             const std::function<std::string(const StudyPoint&, const std::string&)>& blame);
+
 /// Reads every point's results.json (after all ranks are done); InputError naming a missing file.
 std::vector<PointResult> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir);
 

@@ -113,29 +113,21 @@ void add_sweep_command(CLI::App& app) {
     }
     // Validate every point before running any (a bad value fails fast, naming the override): its keys, and
     // that its jobs fit its fabric as the run would place them (a job of more nodes than the fabric has
-    // used to fail only when its point ran). Fabrics are built once per distinct fabric configuration.
-    std::map<std::string, topo::Fabric> fabrics;
+    // used to fail only when its point ran); analysis::check_points.
     // Two points whose effective scenarios are equal (`--vary ...oversubscription=1:1,2:2`, `sizes=1M,1024K`)
     // would run the same thing twice under two names: refused, naming both.
-    std::map<std::string, std::string> seen; // effective scenario -> point id
-    std::map<std::string, std::size_t> inert; // a key the scenario gives that changes nothing -> points
-    for (const auto& p : points) try {
-        const auto s = scen::point_scenario(base, p.overrides);
-        for (const auto& n : s.no_effect) ++inert[n];
-        if (const auto [it, fresh] = seen.emplace(s.effective.dump(), p.id); !fresh)
-          throw InputError("--vary gives points " + it->second + " and " + p.id +
-                           " the same scenario (two spellings of one value); give each value once");
-        const std::string key = s.fabric_file + "\n" + s.fabric_generator + "\n" + s.fabric_params.dump();
-        auto it = fabrics.find(key);
-        if (it == fabrics.end()) it = fabrics.emplace(key, scen::build_fabric(s)).first;
-        scen::check_placement(s, it->second);
-      } catch (const InputError& e) {
-        // The scenario layer names overrides as --set; here they came from --vary (or --seeds).
-        std::string m = e.what();
-        if (m.rfind("--set ", 0) == 0) m = "--vary " + m.substr(6);
-        throw InputError(m.rfind("--vary ", 0) == 0 ? m : "point " + p.id + ": " + m);
-      }
-    for (const auto& w : scen::study_no_effect(inert, points.size())) std::cerr << "warning: " << w << "\n";
+    for (const auto& w : analysis::check_points(
+             base, points,
+             [](const std::string&first, const std::string&id) {
+               return "--vary gives points " + first + " and " + id +
+                      " the same scenario (two spellings of one value); give each value once";
+             },
+             [](const analysis::StudyPoint&p, std::string m) {
+               // The scenario layer names overrides as --set; here they came from --vary (or --seeds).
+               if (m.rfind("--set ", 0) == 0) m = "--vary " + m.substr(6);
+               return m.rfind("--vary ", 0) == 0 ? m : "point " + p.id + ": " + m;
+             }))
+      std::cerr << "warning: " << w << "\n";
     const int rank = env_int("OMPI_COMM_WORLD_RANK", 0), ranks = std::max(1, env_int("OMPI_COMM_WORLD_SIZE", 1));
     analysis::PointsOptions po;
     po.out_dir = o->out;

@@ -2,6 +2,7 @@
 // collectives at each oversubscription ratio, with adaptive routing off and on. Without a scenario it runs
 // the built-in default study (scen::default_scenario_json()). Writes OUT_DIR/whatif.json, one results.json
 // per point under OUT_DIR/points/, and OUT_DIR/report.html.
+#include "analysis/points.hpp"
 #include "analysis/report.hpp"
 #include "analysis/segments.hpp"
 #include "analysis/whatif.hpp"
@@ -162,28 +163,16 @@ void add_whatif_command(CLI::App& app) {
     // NDR) give two points the same scenario: refused, naming both, before anything runs.
     // Every point's fabric, placement and faults at t = 0 are checked too, as sweep does: `--oversubscription
     // 100:1` or `--faults 1000-link` failed only when their point ran, after the points before it.
-    {
-      std::map<std::string, std::string> seen;
-      std::string fabric_key; // the fabric configuration `fabric` was built from (points come grouped by it)
-      topo::Fabric fabric;
-      std::map<std::string, std::size_t> inert; // a key the scenario gives that changes nothing -> points
-      for (const auto& p : points) try {
-          const auto ps = scen::point_scenario(s, p.overrides);
-          for (const auto& n : ps.no_effect) ++inert[n];
-          if (const auto [it, fresh] = seen.emplace(ps.effective.dump(), p.id); !fresh)
-            throw InputError("points " + it->second + " and " + p.id +
-                             " are the same scenario (two tokens of one setting); give each setting once");
-          const std::string key =
-              ps.fabric_file + "\n" + ps.fabric_generator + "\n" + ps.fabric_params.dump();
-          if (key != fabric_key)
-            fabric = scen::build_fabric(ps), fabric_key = key; // one fabric held at a time
-          scen::check_placement(ps, fabric);
-        } catch (const InputError& e) {
-          const std::string m = e.what();
-          throw InputError(m.rfind("points ", 0) == 0 ? m : "point " + p.id + ": " + m);
-        }
-      for (const auto& w : scen::study_no_effect(inert, points.size())) std::cerr << "warning: " << w << "\n";
-    }
+    std::vector<analysis::StudyPoint> study;
+    for (const auto& p : points) study.push_back({p.id, p.overrides});
+    for (const auto& w : analysis::check_points(
+             s, study,
+             [](const std::string&first, const std::string&id) {
+               return "points " + first + " and " + id +
+                      " are the same scenario (two tokens of one setting); give each setting once";
+             },
+             [](const analysis::StudyPoint&p, const std::string&m) { return "point " + p.id + ": " + m; }))
+      std::cerr << "warning: " << w << "\n";
     const bool flow = wo.engine.value_or(s.engine) == scen::EngineKind::Flow;
     std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points, " << wo.threads
               << (flow ? " child process(es)" : " thread(s)") << " at a time, writing " << o->out << "/\n";
