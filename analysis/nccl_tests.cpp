@@ -27,7 +27,7 @@ constexpr TestInfo kTests[] = {
     {"all_gather_perf", "allgather", "none", true},
     {"reduce_scatter_perf", "reducescatter", "sum", true},
     {"alltoall_perf", "alltoall", "none", true},
-    {"sendrecv_perf", "sendrecv", "none", false},
+    {"sendrecv_perf", "sendrecv", "sum", false}, // nccl-tests prints its (unused) default op
     {"broadcast_perf", "broadcast", "none", false, 0},
     {"reduce_perf", "reduce", "sum", false, 0},
 };
@@ -106,10 +106,25 @@ nlohmann::json nccl_tests_scenario(const NcclTestsOptions& o) {
 
 NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(const std::string&)> progress) {
   const auto doc = nccl_tests_scenario(o);
+  if (!o.fabric.empty())
+    for (const auto& kv : o.sets)
+      if (kv.rfind("fabric.", 0) == 0)
+        throw InputError("--set " + kv + ": the fabric is --fabric " + o.fabric +
+                         " as the file describes it (fabric.* keys shape the default fabric only)");
   const auto s = scen::make_scenario(doc, "nccl-tests", "", o.sets);
   scen::RunOptions ro;
   ro.progress = std::move(progress);
-  const auto r = scen::run_scenario(s, ro);
+  const auto r = [&] {
+    try {
+      return scen::run_scenario(s, ro);
+    } catch (const InputError& e) {
+      // The job is the command's: a placement that does not fit names the options, not a scenario key.
+      const std::string m = e.what();
+      if (m.rfind("job '" + o.test + "': asks for", 0) != 0) throw;
+      throw InputError("--nodes " + std::to_string(o.nodes) + " (" +
+                       (o.fabric.empty() ? std::string("default fabric") : "--fabric " + o.fabric) + "): " + m);
+    }
+  }();
   NcclTestsResult out;
   out.ranks = o.nodes * o.gpus_per_node;
   out.results = results_json(r);
@@ -117,7 +132,9 @@ NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(con
   for (const auto& c : r.collectives) {
     NcclTestsRow row;
     row.size_bytes = c.size_bytes;
-    row.count = c.size_bytes / 4;
+    // nccl-tests' count is the per-rank element count of what it passes to NCCL: for AllGather, ReduceScatter
+    // and AllToAll the size over ranks (33554432 B on 8 ranks of doubles: 524288).
+    row.count = c.size_bytes / 4 / (ti.per_rank_parts ? out.ranks : 1);
     row.redop = ti.redop;
     row.root = ti.root;
     row.algorithm = c.algorithm;

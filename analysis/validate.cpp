@@ -274,8 +274,15 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
   if (errors.empty()) throw InputError(log + ": no row with a measured bus bandwidth to compare");
   auto summary = error_summary(errors);
   summary["skipped_zero_busbw_rows"] = skipped;
+  // What shapes the rows besides the log: -n, --max-bytes, --test, --nodes, --nics (0 = from the log).
+  auto nccl_manifest = validate_manifest("validate nccl-tests", opt.engine, opt.fabric, opt.profile, opt.sets);
+  nccl_manifest["iterations"] = opt.iters;
+  nccl_manifest["max_bytes"] = opt.max_bytes;
+  nccl_manifest["tests"] = opt.tests;
+  nccl_manifest["nodes"] = opt.nodes;
+  nccl_manifest["nics_per_node"] = opt.nics_per_node;
   return {
-      {"manifest", validate_manifest("validate nccl-tests", opt.engine, opt.fabric, opt.profile, opt.sets)},
+      {"manifest", nccl_manifest},
       {"rows", rows},
       {"runs", run_info},
       {"notes", notes},

@@ -289,7 +289,12 @@ json validate_osu(const std::string& log, const OsuValidateOptions& opt) {
       if (opt.max_bytes && row.size_bytes > opt.max_bytes) continue;
       const bool has = r.kind == OsuKind::bandwidth ? row.bandwidth_mbps && *row.bandwidth_mbps > 0
                                                     : row.latency_us && *row.latency_us > 0;
-      if (has) measured.push_back(&row);
+      if (has)
+        measured.push_back(&row);
+      else // a 0.00 the benchmark printed (too small to show), or a column the parser left empty
+        notes.push_back(r.source + ":" + std::to_string(row.line) + ": " + std::to_string(row.size_bytes) +
+                        " B: no " + (r.kind == OsuKind::bandwidth ? "bandwidth" : "latency") +
+                        " above 0 measured; row skipped");
     }
     if (measured.empty()) continue;
     std::vector<std::uint64_t> sizes;
@@ -347,6 +352,12 @@ json validate_osu(const std::string& log, const OsuValidateOptions& opt) {
   manifest["samples_per_size"] = opt.samples;
   manifest["bandwidth_runs_per_size"] = opt.repeats;
   manifest["iterations"] = opt.iters;
+  manifest["rate"] = opt.rate;
+  manifest["max_bytes"] = opt.max_bytes;
+  manifest["tests"] = opt.tests;
+  manifest["nodes"] = opt.nodes; // 0: from the launcher line (runs[].nodes holds what ran)
+  manifest["ppn"] = opt.ppn;
+  manifest["algorithm"] = opt.algorithm;
   return {{"manifest", manifest},
           {"rows", rows},
           {"runs", info},

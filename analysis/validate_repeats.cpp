@@ -462,6 +462,8 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
   manifest["draws_per_size"] = opt.draws;
   manifest["monte_carlo_seed"] = 1;
   manifest["fit_costs"] = opt.fit_costs;
+  manifest["iterations"] = opt.sim.iters;
+  manifest["max_bytes"] = opt.max_bytes;
   return {{"manifest", manifest}, {"rows", rows}, {"runs", runs_out}, {"notes", notes}, {"summary", summary}};
 }
 

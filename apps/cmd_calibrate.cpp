@@ -276,6 +276,7 @@ struct CheckOpts {
 };
 
 void run_check(const CheckOpts& o) {
+  refuse_same_file_twice(o.files, "each file once (its rows would count twice in the summary)");
   const calib::Profile p = calib::Profile::load(o.profile);
   scen::CheckOptions opt;
   opt.max_iterations = o.iters;
@@ -319,8 +320,21 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+/// A value listed twice in a comma-separated flag: each would run twice and write the same raw output file.
+template <class T>
+void refuse_repeated(const std::vector<T>& values, const std::vector<std::string>& spelled, const std::string& flag) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (values[i] == values[j])
+        throw InputError(flag + ": " + spelled[j] + (spelled[i] == spelled[j] ? "" : " and " + spelled[i]) +
+                         " given twice (each run writes one raw output file); list each value once");
+}
+
 void run_measure(MeasureOpts o) {
-  if (!o.tools.empty()) o.m.tools = split_commas(o.tools);
+  if (!o.tools.empty()) {
+    o.m.tools = split_commas(o.tools);
+    refuse_repeated(o.m.tools, o.m.tools, "--tools");
+  }
   if (!o.sizes.empty()) {
     o.m.sizes.clear();
     for (const auto& s : split_commas(o.sizes)) {
@@ -328,11 +342,13 @@ void run_measure(MeasureOpts o) {
       if (b < 1 || b > (1ull << 31)) throw InputError("--sizes: each size must be 1 B .. 2 GiB, got " + s);
       o.m.sizes.push_back(b);
     }
+    refuse_repeated(o.m.sizes, split_commas(o.sizes), "--sizes");
   }
   if (!o.qps.empty()) {
     o.m.qps.clear();
     for (const auto& s : split_commas(o.qps))
       o.m.qps.push_back(static_cast<int>(parse_positive_int(s, "--qps")));
+    refuse_repeated(o.m.qps, split_commas(o.qps), "--qps");
   }
   const auto manifest = calib::run_measure(o.m);
   int failed = 0;
@@ -365,12 +381,14 @@ void add_measure_command(CLI::App& cal) {
                 "comma-separated message sizes (64K accepted); default: -a (2 B .. 8 MiB)");
   m->add_option("--qps", o->qps, "comma-separated QP counts for bw tests (default 1)");
   m->add_option("--tools", o->tools, "comma-separated tools (default ib_write_bw,ib_write_lat)");
-  m->add_option("--iters", o->m.iterations, "perftest -n (default: perftest's)");
+  m->add_option("--iters", o->m.iterations, "perftest -n (default: perftest's)")->check(CLI::PositiveNumber);
   m->add_flag("--ssh", o->m.ssh, "run each side through ssh HOST (BatchMode; keys must be set up)");
   m->add_option("--port", o->m.port, "first TCP port for perftest's exchange (-p)")->capture_default_str();
   m->add_option("--sysfs-root", o->m.sysfs_root, "where RDMA devices are listed (for tests)")
       ->capture_default_str();
-  m->add_option("--timeout-s", o->m.timeout_s, "per-run timeout, seconds")->capture_default_str();
+  m->add_option("--timeout-s", o->m.timeout_s, "per-run timeout, seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   m->add_option("-o,--output", o->m.out_dir, "output folder")->required()->check(kOutputFolder);
   m->callback([o] { run_measure(*o); });
 }

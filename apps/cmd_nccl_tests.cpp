@@ -38,7 +38,9 @@ void add_nccl_tests_command(CLI::App& app) {
       ->check(CLI::Range(1u, 64u));
   cmd->add_option("-n,--iters", p->o.iters, "iterations per size (each of out-of-place and in-place)")
       ->capture_default_str();
-  cmd->add_option("-w,--warmup_iters", p->o.warmup, "warm-up iterations per size")->capture_default_str();
+  cmd->add_option("-w,--warmup_iters", p->o.warmup, "warm-up iterations per size")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1000000u));
   cmd->add_option("--fabric", p->o.fabric, "fabric file (default: a non-blocking NDR fat-tree that fits)");
   cmd->add_option("--profile", p->o.profile, "calibration profile JSON");
   cmd->add_option("--engine", p->o.engine, "packet or flow")
@@ -50,7 +52,7 @@ void add_nccl_tests_command(CLI::App& app) {
          "need --set nccl.nvls=true / nccl.collnet=true (a system that offers them)")
       ->capture_default_str();
   cmd->add_option("--proto", p->o.protocol, "simple, ll128, ll, auto (NCCL_PROTO)")->capture_default_str();
-  cmd->add_option("--channels", p->o.channels, "channels (0 = as NCCL would)");
+  cmd->add_option("--channels", p->o.channels, "channels (0 = as NCCL would)")->check(CLI::Range(0u, 64u));
   cmd->add_option("--seed", p->o.seed, "seed")->capture_default_str()->check(kSeed);
   cmd->add_option("--set", p->o.sets, "override a scenario key (repeatable)");
   cmd->add_option("-o,--output", p->json_out, "also write results.json into this folder")
@@ -59,6 +61,14 @@ void add_nccl_tests_command(CLI::App& app) {
   cmd->callback([p] {
     // The front-end's own options set these keys, and its table is printed from the options: a --set of one
     // would simulate something else than the table says.
+    // The keys the front-end's options set, by their option's name.
+    for (const auto& kv : p->o.sets)
+      for (const auto& [key, opt] : {std::pair<const char*, const char*>{"jobs[0].workload.warmup", "-w"},
+                                     {"jobs[0].workload.channels", "--channels"},
+                                     {"jobs[0].workload.protocol", "--proto"},
+                                     {"jobs[0].workload.algorithm", "--algo"}})
+        if (kv.rfind(std::string(key) + "=", 0) == 0)
+          throw InputError("--set " + kv + ": '" + key + "' is set by " + opt + ", not by --set");
     analysis::refuse_job_keys_in_sets(p->o.sets, "--set", "the command's TEST, -b/-e/-f, -g, --nodes, -n",
                                       true);
     if (!p->json_out.empty() && std::filesystem::exists(p->json_out) &&

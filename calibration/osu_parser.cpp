@@ -490,11 +490,11 @@ class Reader {
       if (!v)
         throw InputError(
             at_line(source_, ln, "column '" + name + "' is not a number: '" + std::string(toks[i]) + "'"));
-      if (!std::isfinite(*v) || *v < 0) {
-        run.warnings.push_back(
-            at_line(source_, ln, "column '" + name + "' is '" + std::string(toks[i]) + "' (left empty)"));
-        continue;
-      }
+      // A time or a rate that cannot be one (nan, inf, negative) is bad input, as a non-number is.
+      if (!std::isfinite(*v) || *v < 0)
+        throw InputError(at_line(source_, ln,
+                                 "column '" + name + "' is '" + std::string(toks[i]) +
+                                     "', which no measurement gives (a time or rate is a finite number >= 0)"));
       switch (c) {
       case Col::avg_lat:
         row.latency_us = *v;
@@ -532,6 +532,17 @@ class Reader {
           at_line(source_, lines_[p].number,
                   "ignored text inside the table: '" + std::string(trim(lines_[p].text)) + "'"));
     prose_.clear();
+    // Sizes ascend in every OSU/IMB table; a size seen before is a second run pasted without its header.
+    for (const auto& prev : run.rows)
+      if (prev.size_bytes == row.size_bytes)
+        throw InputError(at_line(source_, ln,
+                                 "size " + std::to_string(row.size_bytes) + " appears again (first at line " +
+                                     std::to_string(prev.line) +
+                                     "): two runs in one table? give each run its own file or header"));
+    if (!run.rows.empty() && row.size_bytes < run.rows.back().size_bytes)
+      run.warnings.push_back(at_line(source_, ln,
+                                     "size " + std::to_string(row.size_bytes) + " follows " +
+                                         std::to_string(run.rows.back().size_bytes) + " (sizes do not ascend)"));
     run.rows.push_back(row);
   }
 

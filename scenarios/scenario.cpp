@@ -410,6 +410,10 @@ std::vector<std::string> no_effect_keys(const nlohmann::json& doc, const nlohman
         out.push_back(
             std::string("variability.launch.") + k +
             " is given but the launch jitter has neither a body (median_us 0) nor a tail (tail_p 0)");
+  if (!e.at("fabric").at("file").get<std::string>().empty())
+    for (const char* k : {"generator", "params"})
+      if (given(P(std::string("/fabric/") + k)))
+        out.push_back(std::string("fabric.") + k + " is given but fabric.file is set: the file's fabric runs");
   if (e.at("cc").at("algorithm") == "none" && !e.at("cc").at("params").empty())
     out.push_back("cc.params is given but cc.algorithm is none: no congestion control runs");
   const auto& jobs = e.at("jobs");

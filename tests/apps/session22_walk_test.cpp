@@ -1,0 +1,144 @@
+// Defects found by the walk through nccl-tests, validate and calibrate of 2026-12-07 (third round), each with
+// the case that showed it.
+#include "tests/apps/run_cli.hpp"
+#include "tests/test_util.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+const std::string kData = std::string(IBNETSIM_SOURCE_DIR) + "/tests/data/";
+} // namespace
+
+TEST_CASE("nccl-tests --fabric FILE: a --set of fabric.* keys is refused, a scenario gets a warning") {
+  // The --set was ignored while results.json's manifest described the default fabric with it applied.
+  const auto dir = ibn::test::scratch_dir("s22-fabric-set");
+  const std::string f = (dir / "small.json").string();
+  REQUIRE(
+      ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 8 --hosts 8 --rate HDR -o " + f).code ==
+      0);
+  auto r = ibn::test::run_cli("nccl-tests all_reduce_perf -q -b 1M -e 1M -n 1 -w 0 -g 1 --nodes 4 --fabric " +
+                              f + " --set fabric.params.rate=NDR");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--set fabric.params.rate=NDR: the fabric is --fabric " + f));
+  // A scenario holding both: the file runs, the params are reported as inert.
+  std::ofstream(dir / "s.json") << R"({"fabric": {"file": "small.json", "params": {"rate": "NDR"}},
+    "jobs": [{"name": "a", "nodes": 2, "gpus_per_node": 1, "nics_per_node": 1,
+              "workload": {"op": "allreduce", "sizes": ["64K"], "iterations": 2}}]})";
+  r = ibn::test::run_cli("run " + (dir / "s.json").string() + " -q -o " + (dir / "o").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out,
+            "warning: no effect: fabric.params is given but fabric.file is set: the file's fabric runs"));
+}
+
+TEST_CASE("nccl-tests: the count column is per rank for all_gather, sendrecv prints redop sum, and validate "
+          "reads it back") {
+  // all_gather printed size/4 (real nccl-tests prints size/4/ranks), so `validate` of the front-end's own
+  // output said "the log names all_gather but the table looks like sendrecv".
+  const auto dir = ibn::test::scratch_dir("s22-count");
+  auto r = ibn::test::run_cli("nccl-tests all_gather_perf -q -g 2 --nodes 2 -b 64K -e 1M -f 4 -n 2 -w 1 > " +
+                              (dir / "ag.out").string());
+  REQUIRE(r.code == 0);
+  std::ifstream in(dir / "ag.out");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(has(text, "       65536          4096     float    none")); // 65536 B / 4 B / 4 ranks
+  r = ibn::test::run_cli("validate nccl-tests " + (dir / "ag.out").string() + " -n 2");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(!has(r.out, "looks like"));
+  r = ibn::test::run_cli("nccl-tests sendrecv_perf -q -g 2 -b 1M -e 1M -n 1 -w 0");
+  CHECK(has(r.out, "     1048576        262144     float     sum      -1"));
+}
+
+TEST_CASE("nccl-tests: errors name the option the user typed, not the scenario key") {
+  auto r = ibn::test::run_cli("nccl-tests all_reduce_perf -q -g 2 -b 8 -e 8 -n 1 -w 400000000");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--warmup_iters"));
+  CHECK(!has(r.out, "jobs[0]"));
+  r = ibn::test::run_cli("nccl-tests all_reduce_perf -q -g 2 -b 8 -e 8 --channels 1000");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--channels"));
+  r = ibn::test::run_cli("nccl-tests all_reduce_perf -q -g 2 -b 8 -e 8 --set 'jobs[0].workload.warmup=7'");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "'jobs[0].workload.warmup' is set by -w, not by --set"));
+  r = ibn::test::run_cli("nccl-tests all_reduce_perf -q -g 2 -b 8 -e 8 --set 'jobs[0].workload.protocol=ll'");
+  CHECK(has(r.out, "is set by --proto"));
+  const auto dir = ibn::test::scratch_dir("s22-nodes");
+  const std::string f = (dir / "small.json").string();
+  REQUIRE(ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 8 --hosts 8 -o " + f).code == 0);
+  r = ibn::test::run_cli("nccl-tests all_reduce_perf -q -g 1 --nodes 16 -b 1M -e 1M --fabric " + f);
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--nodes 16 (--fabric " + f + "): job 'all_reduce_perf': asks for 16 nodes"));
+}
+
+TEST_CASE("calibrate measure and check: a value or a file given twice is refused") {
+  // measure ran --qps 1,1 twice into one raw output file (the first lost); check counted a file twice.
+  const auto dir = ibn::test::scratch_dir("s22-measure");
+  const std::string base = "calibrate measure --server a --client b -o " + (dir / "m").string();
+  for (const auto& [flags, says] : {std::pair<std::string, std::string>{"--qps 1,1", "--qps: 1 given twice"},
+                                    {"--sizes 64K,65536", "--sizes: 64K and 65536 given twice"},
+                                    {"--tools ib_write_bw,ib_write_bw", "--tools: ib_write_bw given twice"},
+                                    {"--timeout-s 0", "--timeout-s"},
+                                    {"--iters 0", "--iters"}}) {
+    const auto r = ibn::test::run_cli(base + " " + flags);
+    INFO(flags);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(has(r.out, says));
+  }
+  CHECK(!std::filesystem::exists(dir / "m"));
+  const std::string lat = kData + "perftest/cx3-mt4099-qdr40g-ib-ib_send_lat-a.txt";
+  const std::string prof = (dir / "p.json").string();
+  REQUIRE(ibn::test::run_cli("calibrate fit " + lat + " --link-rate QDR -o " + prof).code == 0);
+  const auto r = ibn::test::run_cli("calibrate check " + prof + " " + lat + " " + lat + " --iters 10");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "given twice"));
+}
+
+TEST_CASE("validate osu: a time that no measurement gives is refused at its line, a 0.00 row is noted") {
+  const auto dir = ibn::test::scratch_dir("s22-osu");
+  auto write = [&](const std::string& name, const std::string& first) {
+    std::ofstream(dir / name)
+        << "# OSU MPI Latency Test v7.5\n# Datatype: MPI_CHAR.\n# Size       Avg Latency(us)\n"
+        << first << "\n2 1.6\n4 1.7\n";
+    return (dir / name).string();
+  };
+  for (const char* bad : {"1 nan", "1 -1.5"}) {
+    const auto r = ibn::test::run_cli("validate osu " + write("bad.txt", bad) + " --nodes 2 --ppn 1");
+    INFO(bad);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(has(r.out, "bad.txt:4: column 'Avg Latency(us)' is"));
+  }
+  auto r = ibn::test::run_cli("validate osu " + write("zero.txt", "1 0.00") + " --nodes 2 --ppn 1");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "zero.txt:4: 1 B: no latency above 0 measured; row skipped"));
+  r = ibn::test::run_cli("validate osu " + write("twice.txt", "2 1.5") + " --nodes 2 --ppn 1");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "twice.txt:5: size 2 appears again (first at line 4)"));
+}
+
+TEST_CASE("validate --json: the manifest records the options that shape the rows") {
+  const auto r = ibn::test::run_cli("validate nccl-tests " + kData +
+                                    "nccl-tests/h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log "
+                                    "--engine flow -n 2 --max-bytes 64K --json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  const auto& m = j.at("manifest");
+  CHECK(m.at("iterations") == 2);
+  CHECK(m.at("max_bytes") == 65536);
+  CHECK(m.at("nodes") == 0);
+}
