@@ -69,7 +69,20 @@ void DagExecutor::release(TransferId t) {
   at = std::max(at, ready_[tr.src]);
   const bool network = tr.src / layout_.gpus_per_node != tr.dst / layout_.gpus_per_node;
   if (network && opt_.noise) at += opt_.noise(tr.bytes);
-  if (network && opt_.node_delay) at += opt_.node_delay(tr.src / layout_.gpus_per_node, tr.bytes);
+  if (network && opt_.node_paced_gbps) {
+    const auto sn = tr.src / layout_.gpus_per_node;
+    if (const double paced = opt_.node_paced_gbps(sn); paced > 0 && paced < opt_.line_gbps) {
+      const auto nics = std::min(layout_.nodes[sn].size(), layout_.nodes[tr.dst / layout_.gpus_per_node].size());
+      const auto rail = (tr.rail >= 0 ? static_cast<std::size_t>(tr.rail) : std::size_t{tr.channel}) % nics;
+      if (nic_free_.size() <= sn) nic_free_.resize(sn + 1);
+      if (nic_free_[sn].size() <= rail) nic_free_[sn].resize(rail + 1, Time::zero());
+      auto& free = nic_free_[sn][rail];
+      const double bits = static_cast<double>(tr.bytes) * 8.0;
+      const Time end = std::max(at, free) + Time::from_s(bits / (paced * 1e9));
+      free = end;
+      at = std::max(at, end - Time::from_s(bits / (opt_.line_gbps * 1e9)));
+    }
+  }
   const double gbps = network                   ? dag_.channel_gbps
                       : !dag_.channel_stage_all ? 0.0
                                                 : dag_.channel_gbps_nvlink.value_or(dag_.channel_gbps);

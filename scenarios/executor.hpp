@@ -32,8 +32,13 @@ struct ExecOptions {
   Time nvlink_latency = Time::ns(700);
   /// Extra delay drawn per network transfer (calibrated noise); empty = none. Called in post order.
   std::function<Time(std::uint64_t bytes)> noise;
-  /// Extra delay of a network transfer sent by job node `src_node` (stragglers' slow NICs); empty = none.
-  std::function<Time(std::uint32_t src_node, std::uint64_t bytes)> node_delay;
+  /// Stragglers' slow NICs: the rate (Gb/s) at which job node `src_node`'s NICs send, 0 = at `line_gbps`;
+  /// empty = none. Each slow NIC paces what it sends: a transfer of B bytes ends no earlier than B x 8 /
+  /// paced after the NIC's previous one, and is posted B x 8 / line_gbps before that end (the engine then
+  /// carries it at line rate). Per transfer that is the extra B x 8 / line x (line / paced - 1); over many
+  /// transfers in flight (pipelined chunks, channels) the NIC's throughput is the paced rate.
+  std::function<double(std::uint32_t src_node)> node_paced_gbps;
+  double line_gbps = 0; ///< the NICs' line rate, for node_paced_gbps
   /// Called at each delivery with the transfer, its post time and its delivery time (traces); empty = off.
   std::function<void(TransferId, Time posted, Time delivered)> on_transfer;
   /// Incremented at each delivery (progress, sim/progress.hpp); null = off.
@@ -72,6 +77,7 @@ class DagExecutor {
   std::vector<Time> ready_;
   std::vector<Time> nvlink_free_; ///< per rank: when its NVLink egress is free
   std::vector<Time> channel_free_; ///< per (rank, channel): when its stage is free (dag channel_gbps)
+  std::vector<std::vector<Time>> nic_free_; ///< per (job node, rail): when a paced (slow) NIC is free
   std::vector<Time> posted_;      ///< per transfer, when on_transfer is set
   std::size_t remaining_ = 0;
   bool running_ = false;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -161,6 +162,22 @@ double packet_loss_probability(double bit_error_rate, std::uint64_t wire_bytes) 
   if (!(bit_error_rate > 0)) return 0.0;
   if (bit_error_rate >= 1) return 1.0;
   return -std::expm1(8.0 * static_cast<double>(wire_bytes) * std::log1p(-bit_error_rate));
+}
+
+void refuse_dead_ber_links(const std::vector<double>& ber, std::uint64_t wire_bytes,
+                           const topo::Fabric& fabric, const std::string& file) {
+  for (topo::LinkId l = 0; l < ber.size(); ++l) {
+    const double through = 1.0 - packet_loss_probability(ber[l], wire_bytes);
+    if (!(ber[l] > 0) || through >= 1e-6) continue;
+    const auto& lk = fabric.link(l);
+    char b[96];
+    std::snprintf(b, sizeof b, "%.3g (post-FEC bit-error rate %.3g)", through, ber[l]);
+    throw InputError(file + ": key 'faults.ber': the cable " + fabric.node(lk.a.node).name + "/" +
+                     fabric.node(lk.b.node).name + " delivers a full packet with probability " + b +
+                     ": every QP crossing it would exhaust its retries, which the flow engine's "
+                     "capacity-after-retransmissions model cannot run; use --engine packet, which reports "
+                     "the failed QPs");
+  }
 }
 
 void add_fault_keys(Schema& s) {

@@ -42,6 +42,12 @@ double fec_codeword_failure(double ber, FecKind fec);
 double post_fec_bit_error_rate(double ber, FecKind fec);
 /// 1 - (1 - b)^(8 * wire_bytes).
 double packet_loss_probability(double bit_error_rate, std::uint64_t wire_bytes);
+/// The flow engine runs a cable at capacity x P(a packet of `wire_bytes` gets through). Where that is below
+/// 1e-6 every QP crossing the cable would exhaust its RC retries, which a fluid model cannot express: an
+/// InputError naming `file`'s faults.ber and the cable (the capacity underflowed to "unconstrained" before:
+/// 5e-3 pre-FEC ran 27x faster than the link). `ber`: per LinkId residual (post-FEC) bit-error rate.
+void refuse_dead_ber_links(const std::vector<double>& ber, std::uint64_t wire_bytes,
+                           const topo::Fabric& fabric, const std::string& file);
 
 struct FaultEventSpec {
   double time_us = 0;

@@ -257,9 +257,12 @@ void ScenarioRunner::schedule_faults() {
   if (!schedule_timed_faults(*engine_, w_.timed_faults, s_.faults, w_.packet, s_.file))
     what = std::to_string(w_.timed_faults.size()) + " fault(s) at t > 0 (" + w_.timed_faults[0].what +
            (w_.timed_faults.size() > 1 ? ", ..." : "") + "; no fault API in this engine)";
-  if (!w_.packet.link_bit_error_rate.empty() && !dynamic_cast<pkt::PacketEngine*>(engine_.get()))
+  if (!w_.packet.link_bit_error_rate.empty() && !dynamic_cast<pkt::PacketEngine*>(engine_.get())) {
+    refuse_dead_ber_links(w_.packet.link_bit_error_rate, w_.packet.write_wire_bytes(w_.packet.mtu_bytes),
+                          w_.fabric, s_.file);
     what += std::string(what.empty() ? "" : "; ") +
             "faults.ber as lost packets and RC retransmissions (modelled as capacity after retransmissions)";
+  }
   if (!what.empty())
     ignored_.push_back("engine '" + to_string(engine_kind_) + "' ignores what this scenario asks for: " +
                        what + " (run with --engine packet to model it)");
@@ -539,14 +542,11 @@ void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {
   }
   ExecOptions eo = exec_opts_;
   if (!jr.slow_nodes.empty() && var_.straggler_rate_factor < 1.0 && jr.nic_gbps > 0) {
-    // A straggler's NIC at factor f of its rate: each transfer it sends takes bytes x 8 / rate x (1/f - 1)
-    // longer, modelled as a later post.
-    const double per_byte_ps = 8.0 / jr.nic_gbps * 1e3 * (1.0 / var_.straggler_rate_factor - 1.0);
+    // A straggler's NICs send at factor f of their rate (paced by the executor: scenarios/executor.hpp).
     const JobRun* jrp = &jr;
-    eo.node_delay = [jrp, per_byte_ps](std::uint32_t node, std::uint64_t bytes) {
-      return jrp->slow[node] ? Time::ps(std::llround(per_byte_ps * static_cast<double>(bytes)))
-                             : Time::zero();
-    };
+    const double paced = jr.nic_gbps * var_.straggler_rate_factor;
+    eo.node_paced_gbps = [jrp, paced](std::uint32_t node) { return jrp->slow[node] ? paced : 0.0; };
+    eo.line_gbps = jr.nic_gbps;
   }
   if (opt_.trace_limit > 0) {
     const TransferDag* dag = c.dag.get();

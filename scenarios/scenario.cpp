@@ -186,8 +186,8 @@ Schema build_schema() {
           "Stragglers: this many nodes of each job, chosen per seed, are slow.", 0, 1e6);
   add_var(
       "variability.stragglers.rate_factor", K::Double, "", 1.0,
-      "Stragglers: their NIC sends at this fraction of its rate (each network transfer they send is posted "
-      "later by bytes x 8 / rate x (1 / factor - 1)).",
+      "Stragglers: their NICs send at this fraction of their rate (each NIC paces the transfers it sends: "
+      "one ends no earlier than bytes x 8 / (factor x rate) after the NIC's previous one).",
       1e-3, 1);
   add_var("variability.stragglers.delay_us", K::Double, "us", 0.0,
           "Stragglers: their ranks start every iteration this much late (slow compute or launch).", 0, 1e9);
