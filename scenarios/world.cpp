@@ -96,9 +96,13 @@ std::vector<JobPlacementRequest> placement_requests(const Scenario& s, std::size
     q.job = "background" + std::to_string(b);
     q.nodes = bg.nodes ? bg.nodes : static_cast<std::uint32_t>(pool_size > used ? pool_size - used : 0);
     if (q.nodes < 2 && bg.pattern != BackgroundPattern::Incast)
-      throw InputError(s.file + ": key 'background[" + std::to_string(b) +
-                       "].nodes': " + std::to_string(q.nodes) +
-                       " node(s) left free by the jobs; background traffic needs at least 2");
+      throw InputError(
+          s.file + ": key 'background[" + std::to_string(b) + "].nodes': " +
+          (bg.nodes ? std::to_string(q.nodes) + " node(s) asked for"
+                    : std::to_string(q.nodes) + " node(s) left free by the jobs (nodes 0: all of them)") +
+          "; background traffic needs at least 2");
+    q.file = s.file;
+    q.key = "background[" + std::to_string(b) + "]";
     q.policy = bg.placement;
     q.nics_per_node = bg.nics_per_node;
     used += q.nodes;
@@ -132,6 +136,11 @@ World build_world(const Scenario& s) {
                                                                                  : "updn";
   }
   w.routing_name = algo;
+  if (algo == "df-valiant" || algo == "df-ugal")
+    throw InputError(s.file + ": key 'routing.algorithm': '" + algo +
+                     "' is not implemented in the engines: its per-message choice of a non-minimal path is "
+                     "not made, so every message would take the minimal path and the results would be "
+                     "df-min's under another name; use df-min (`topo routes` prints its tables)");
   const auto reg = routing::builtin_routing();
   try {
     w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));
@@ -150,6 +159,16 @@ World build_world(const Scenario& s) {
                      {"inputs", w.profile->inputs.size()}};
   }
   apply_packet_settings(s, w.packet);
+  if (algo.rfind("df-", 0) == 0 && w.packet.num_vls < 2) {
+    // MIN routing on a dragonfly is deadlock-free with the VL raised after the global hop (docs/routing.md):
+    // one VL deadlocks the packet engine on a credit cycle. Two by default; one asked for is refused.
+    if (s.engine == EngineKind::Packet && s.given.contains(nlohmann::json::json_pointer("/packet/num_vls")))
+      throw InputError(s.file + ": key 'packet.num_vls': " + std::to_string(w.packet.num_vls) + " VL with '" +
+                       algo +
+                       "' routing: dragonfly MIN routing needs 2 VLs to be deadlock-free (the VL goes up "
+                       "after the global hop); give 2 or more");
+    w.packet.num_vls = 2;
+  }
   if (s.faults.any()) {
     // Faults at t = 0 change the fabric before routing (removed cables, new speeds): both engines then run on
     // it with routes computed around them. The world's facts stay those of the fabric as designed.

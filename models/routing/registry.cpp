@@ -24,13 +24,15 @@ Registry<RoutingFactory> builtin_routing() {
           });
   reg.add(
       "df-valiant",
-      "dragonfly Valiant: via a random intermediate group per message (<= 5 switch hops); minimal LFT; 3 VLs",
+      "dragonfly Valiant, tables only (the minimal LFT; `run` refuses it: the engines do not yet take its "
+      "random intermediate group per message)",
       [](const topo::Fabric& f, const RoutingOptions&) {
         return route_dragonfly(f, DragonflyMode::Valiant);
       });
   reg.add(
       "df-ugal",
-      "dragonfly UGAL: per message MIN or Valiant by queue x hops (ugal_choose); minimal LFT; 3 VLs",
+      "dragonfly UGAL, tables only (the minimal LFT; `run` refuses it: the engines do not yet choose MIN or "
+      "Valiant per message)",
       [](const topo::Fabric& f, const RoutingOptions&) { return route_dragonfly(f, DragonflyMode::Ugal); });
   return reg;
 }

@@ -199,3 +199,42 @@ TEST_CASE("flow engine: a cable whose bit errors let no packet through is refuse
   REQUIRE(r.code == 0);
   CHECK(p50_of(dir / "b") > 1352.4);
 }
+
+TEST_CASE("dragonfly: df-min runs on 2 VLs by default, 1 VL and df-valiant or df-ugal are refused") {
+  // With the default single VL the packet engine deadlocked ("internal error", exit 1) on this dragonfly;
+  // df-valiant and df-ugal ran as df-min (the engines never call their path choice).
+  const auto dir = ibn::test::scratch_dir("s22-dragonfly");
+  std::ofstream(dir / "df.json") << R"({"name": "dfd", "seed": 1, "engine": "packet",
+    "fabric": {"generator": "dragonfly", "params": {"a": 4, "p": 2, "h": 1, "g": 5, "rate": "HDR"}},
+    "nccl": {"costs": false},
+    "jobs": [{"name": "job", "nodes": 40, "gpus_per_node": 1, "nics_per_node": 1, "placement": "random",
+              "workload": {"op": "alltoall", "sizes": ["4M"], "iterations": 1, "warmup": 0}}]})";
+  const std::string scen = (dir / "df.json").string();
+  auto r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "a").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(ibn::test::read_json_file((dir / "a" / "results.json").string())
+            .at("manifest")
+            .at("packet")
+            .at("num_vls") == 2);
+  r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "b").string() + " --set packet.num_vls=1");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "key 'packet.num_vls': 1 VL with 'df-min' routing"));
+  for (const char* algo : {"df-valiant", "df-ugal"}) {
+    r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "c").string() +
+                           " --set routing.algorithm=" + algo);
+    CHECK(r.code == 2);
+    CHECK(
+        has(r.out, std::string("key 'routing.algorithm': '") + algo + "' is not implemented in the engines"));
+  }
+}
+
+TEST_CASE("background: a node count asked for is not called what the jobs left free") {
+  const auto dir = ibn::test::scratch_dir("s22-background");
+  const auto scen = four_node_sendrecv(dir).string();
+  const auto r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "a").string() +
+                                    " --set 'background=[{\"nodes\":1}]'");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "key 'background[0].nodes': 1 node(s) asked for; background traffic needs at least 2"));
+}
