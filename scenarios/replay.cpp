@@ -188,6 +188,15 @@ class TraceReader {
         if (timed) {
           if (c.contains("gap_us")) fail(cp + "/gap_us", "'gap_us' goes with 'after', not with 'at_us'");
           call.at = Time::from_us(nonneg_us(c, cp, "at_us"));
+          // A job's calls run one after another in list order (one NCCL stream): a timed call listed after
+          // a later one would wait for it, not start at its time.
+          for (auto it = t.calls.rbegin(); it != t.calls.rend() && it->job == call.job; ++it) {
+            if (!it->at) continue;
+            if (*it->at > *call.at)
+              fail(cp + "/at_us", "starts before the job's earlier call at " + show(json(it->at->to_us())) +
+                                      " us; a job's calls run in list order (one stream): list them by time");
+            break;
+          }
         } else {
           if (c["after"] != "previous")
             fail(cp + "/after", "expected \"previous\" (the job's previous call), got " + show(c["after"]));

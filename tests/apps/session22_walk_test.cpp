@@ -238,3 +238,23 @@ TEST_CASE("background: a node count asked for is not called what the jobs left f
   CHECK(r.code == 2);
   CHECK(has(r.out, "key 'background[0].nodes': 1 node(s) asked for; background traffic needs at least 2"));
 }
+
+TEST_CASE("trace replay: a timed call listed after a later one is refused") {
+  // The 2 MiB call "at_us": 0 ran after the 1 MiB call at 1,000 us without a word.
+  const auto dir = ibn::test::scratch_dir("s22-trace");
+  const auto scen = four_node_sendrecv(dir).string();
+  std::ofstream(dir / "tr.json") << R"({"jobs": [{"name": "j", "calls": [
+    {"op": "sendrecv", "size_bytes": "1M", "at_us": 1000}, {"op": "sendrecv", "size_bytes": "2M", "at_us": 0}]}]})";
+  auto r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "a").string() +
+                              " --set 'jobs[0].workload.trace=tr.json'");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "tr.json: /jobs/0/calls/1/at_us: starts before the job's earlier call at 1000"));
+  // In time order it runs.
+  std::ofstream(dir / "ok.json") << R"({"jobs": [{"name": "j", "calls": [
+    {"op": "sendrecv", "size_bytes": "2M", "at_us": 0}, {"op": "sendrecv", "size_bytes": "1M", "at_us": 1000}]}]})";
+  r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "b").string() +
+                         " --set 'jobs[0].workload.trace=ok.json'");
+  INFO(r.out);
+  CHECK(r.code == 0);
+}
