@@ -367,7 +367,17 @@ std::vector<CcRunResult> run_cc_experiment(const CcExperiment& e) {
         net.post_at(Time::from_us(e.start_of(s)),
                     {.src = hca[static_cast<std::size_t>(s)], .dst = hca[N], .bytes = b});
       }
-    sim.run();
+    // The bounds hold during the run too: the estimate is a lower bound (CC can stretch a run), so a run
+    // still going where its rows would pass them stops with exit 2 instead of filling the memory.
+    const double limit_us = std::min(
+        {kMaxRows * e.sample_us, kMaxTracePoints * e.sample_us / (2.0 * (n + 1)), kMaxRows * e.bin_us / n});
+    const auto st_run = sim.run({.end_time = Time::from_us(limit_us)});
+    if (st_run.reason == StopReason::EndTime && acked < total)
+      throw InputError(
+          v.label + ": still running at " + fmt_g(limit_us) + " us with " + std::to_string(total - acked) +
+          " of " + std::to_string(total) + " messages unacknowledged: its rows would pass the bounds of " +
+          fmt_g(kMaxRows) + " rows per file and " + fmt_g(kMaxTracePoints) +
+          " samples held (docs/cli.md, experiment); raise sample_us and bin_us, or send fewer bytes");
     CcRunResult r;
     r.label = v.label;
     r.end_us = (acked == total ? last_ack : sim.now()).to_us();

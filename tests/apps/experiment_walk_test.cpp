@@ -83,6 +83,13 @@ TEST_CASE("experiment walk 2: a definition beyond the row bounds is refused up f
   CHECK(bins.out.find("key $.bin_us") != std::string::npos);
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
   CHECK(!fs::exists(dir / "out"));
+  // The estimate is a lower bound (here the HCAs send at 0.1 Gb/s on a 40 Gb/s link): a run that passes the
+  // bounds while it runs stops there with exit 2.
+  const auto slow = experiment(dir, R"({"senders": 2, "link": "4xFDR10", "bytes_per_sender": "64K",
+    "sample_us": 1000000, "bin_us": 0.001, "packet": {"hca_rate_gbps": 0.1}})");
+  INFO(slow.out);
+  CHECK(slow.code == 2);
+  CHECK(slow.out.find("still running at 2500 us with 2 of 2 messages unacknowledged") != std::string::npos);
   // The user's case (1 ns samples of 2 x 64 KiB) fits now that the run ends with its traffic.
   const auto small = experiment(dir, R"({"name": "f", "senders": 2, "link": "4xFDR10",
                                          "bytes_per_sender": "64K", "sample_us": 0.001})");
