@@ -36,7 +36,11 @@ double whole(const nlohmann::json& v, const std::string& path, double lo, double
   return d;
 }
 std::uint64_t size(const nlohmann::json& v, const std::string& path) {
-  if (v.is_string()) return parse_size_bytes(v.get<std::string>(), path);
+  if (v.is_string()) {
+    const std::uint64_t b = parse_size_bytes(v.get<std::string>(), path);
+    if (b == 0) throw InputError(path + ": must be at least 1 byte");
+    return b;
+  }
   return static_cast<std::uint64_t>(whole(v, path, 1, 1e13));
 }
 

@@ -216,6 +216,9 @@ TEST_CASE("experiment walk 7: errors name the key the user wrote") {
   CHECK(frac.code == 2);
   CHECK(frac.out.find("key $.bytes_per_sender") != std::string::npos);
   CHECK(frac.out.find("message_bytes") == std::string::npos);
+  const auto zero = experiment(dir, R"({"senders": 2, "message_bytes": "0"})");
+  CHECK(zero.code == 2);
+  CHECK(zero.out.find("key $.message_bytes: must be at least 1 byte") != std::string::npos);
   const auto small = experiment(dir, R"({"senders": 2, "bytes_per_sender": 1000})");
   CHECK(small.code == 2);
   CHECK(small.out.find("key $.bytes_per_sender") != std::string::npos);
