@@ -8,10 +8,8 @@
 #include "sim/json_text.hpp"
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
+#include <filesystem>
 #include <memory>
-#include <sstream>
 
 namespace ibn::app {
 
@@ -28,17 +26,31 @@ void add_experiment_command(CLI::App& app) {
   c->add_option("FILE", o->file, "experiment definition (JSON)")->required();
   c->add_option("-o,--out", o->out, "output folder (created)")->required()->check(kOutputFolder);
   c->callback([o] {
+    // Checked before anything runs: the command writes a folder of files.
+    if (names_stdout(o->out))
+      throw InputError("-o: " + o->out +
+                       " is standard output, but experiment writes a folder of files "
+                       "(CSV, SVG, summary.json): name a folder");
+    if (std::filesystem::exists(o->out) && !std::filesystem::is_directory(o->out))
+      throw InputError("-o: " + o->out + " is a file, not a folder");
     const nlohmann::json j = parse_json_text(read_file(o->file), o->file);
     const auto e = scen::CcExperiment::from_json(j, o->file);
+    for (const auto& w : e.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     const auto runs = scen::run_cc_experiment(e);
     scen::write_cc_results(e, runs, o->out);
-    for (const auto& r : runs)
-      std::printf("%-28s Jain(2nd half) %.4f  queue mean %.0f B max %.0f B  goodput %.1f Gb/s  marks %llu  "
-                  "CNPs %llu  "
+    for (const auto& r : runs) {
+      // Jain and goodput need an interval in which every sender is active (and something delivered in it).
+      char jv[32] = "";
+      if (r.jain_second_half) std::snprintf(jv, sizeof jv, "%.4f", *r.jain_second_half);
+      const std::string jain = r.jain_second_half ? jv : "n/a (no interval with every sender active)";
+      char gp[64] = "n/a";
+      if (r.bottleneck_gbps) std::snprintf(gp, sizeof gp, "%.1f Gb/s", *r.bottleneck_gbps);
+      std::printf("%-28s Jain(2nd half) %s  queue mean %.0f B max %.0f B  goodput %s  marks %llu  CNPs %llu  "
                   "pauses %llu\n",
-                  r.label.c_str(), r.jain_second_half, r.mean_queue_bytes, r.max_queue_bytes,
-                  r.bottleneck_gbps, static_cast<unsigned long long>(r.ecn_marks + r.fecn_marks),
+                  r.label.c_str(), jain.c_str(), r.mean_queue_bytes, r.max_queue_bytes, gp,
+                  static_cast<unsigned long long>(r.ecn_marks + r.fecn_marks),
                   static_cast<unsigned long long>(r.cnps), static_cast<unsigned long long>(r.pause_frames));
+    }
     std::printf("wrote %s/{rates,throughput,queue}.{csv,svg}, summary.json\n", o->out.c_str());
   });
 }
