@@ -451,8 +451,10 @@ FaultedFabric apply_initial_faults(const topo::Fabric& f, const FaultPlan& plan,
     const auto& k = f.link(l);
     for (const auto n : {k.a.node, k.b.node})
       if (is_hca(f, n))
-        throw InputError(where + ": key 'faults': cable " + link_name(f, l) + " down from t = 0 cuts HCA '" +
-                         f.node(n).name + "' off the fabric; fail it at a time > 0 (packet engine) instead");
+        throw InputError(
+            where + ": key 'faults': cable " + link_name(f, l) + " down from t = 0 cuts HCA '" +
+            f.node(n).name +
+            "' off the fabric; fail it at a time > 0 instead (its QPs then exhaust their retries, reported)");
   }
   std::vector<topo::LinkId> new_id(f.num_links(), topo::kNoLink);
   out.fabric.name = f.name;

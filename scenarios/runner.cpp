@@ -604,6 +604,7 @@ void ScenarioRunner::finish_job(JobRun& jr) {
   if (!jr.spec->workload.loop && --finite_left_ == 0) {
     stopping_ = true;
     for (auto& d : drivers_) d->stop();
+    if (!w_.timed_faults.empty()) cancel_pending_faults(*engine_);
   }
 }
 

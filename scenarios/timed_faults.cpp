@@ -82,6 +82,10 @@ bool schedule_timed_faults(eng::Engine& engine, const std::vector<FaultAction>& 
   return false;
 }
 
+void cancel_pending_faults(eng::Engine& engine) {
+  if (auto* pe = dynamic_cast<pkt::PacketEngine*>(&engine)) pe->network().cancel_pending_faults();
+}
+
 std::vector<pkt::QpFailure> qp_failures_of(eng::Engine& engine) {
   if (auto* pe = dynamic_cast<pkt::PacketEngine*>(&engine)) return pe->network().qp_failures();
   if (const auto* fe = dynamic_cast<const flow::FlowEngine*>(&engine)) return fe->qp_failures();

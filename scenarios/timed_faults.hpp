@@ -19,6 +19,10 @@ namespace ibn::scen {
 bool schedule_timed_faults(eng::Engine& engine, const std::vector<FaultAction>& timed, const FaultSpec& spec,
                            const pkt::PacketConfig& device, const std::string& file);
 
+/// The workload is over: faults not yet due are dropped (the packet engine's RC timers keep its clock going
+/// after the last delivery, and a fault then was applied, rerouted and counted). No-op on other engines.
+void cancel_pending_faults(eng::Engine& engine);
+
 /// The QPs that exhausted their retries in the run (either engine; empty for others).
 std::vector<pkt::QpFailure> qp_failures_of(eng::Engine& engine);
 

@@ -1,5 +1,6 @@
 #include "scenarios/runner.hpp"
 
+#include "models/routing/reroute.hpp"
 #include "scenarios/faults.hpp"
 #include "sim/error.hpp"
 #include "topology/fabric_loader.hpp"
@@ -118,6 +119,39 @@ void check_placement(const Scenario& s, const topo::Fabric& f) {
   if (s.faults.any()) (void)apply_initial_faults(f, plan_faults(s.faults, f, s.seed, s.file), s.file);
 }
 
+namespace {
+/// The subnet manager reroutes after each timed link or switch fault: where the routing algorithm refuses
+/// the fabric then (df-min with a group pair's only global cable down), the run would end there with its
+/// results lost. Each state is routed here first, so it is exit 2 before the run, naming the fault.
+void check_timed_reroutes(const topo::Fabric& f, const std::vector<FaultAction>& timed,
+                          const std::string& algo, const std::string& file) {
+  std::vector<bool> failed(f.num_links(), false);
+  for (const auto& a : timed) {
+    auto set = [&](topo::LinkId l, bool down) {
+      // As the engines' SM sweep: an HCA's cable is never removed (the HCA has no other path).
+      const auto& k = f.link(l);
+      if (f.node(k.a.node).kind != topo::NodeKind::Switch || f.node(k.b.node).kind != topo::NodeKind::Switch)
+        return false;
+      const bool changed = failed[l] != down;
+      failed[l] = down;
+      return changed;
+    };
+    bool changed = false;
+    if (a.kind == FaultKind::LinkDown || a.kind == FaultKind::LinkUp) {
+      changed = set(a.link, a.kind == FaultKind::LinkDown);
+    } else if (a.kind == FaultKind::SwitchDown || a.kind == FaultKind::SwitchUp) {
+      for (const auto l : f.links_of(a.node)) changed = set(l, a.kind == FaultKind::SwitchDown) || changed;
+    }
+    if (!changed) continue;
+    try {
+      (void)routing::reroute(f, failed, algo, {});
+    } catch (const InputError& e) {
+      throw InputError(file + ": key 'faults': after " + a.what + ": " + e.what());
+    }
+  }
+}
+} // namespace
+
 World build_world(const Scenario& s) {
   World w;
   w.fabric = build_fabric(s, &w.warnings, &w.fabric_source);
@@ -176,6 +210,7 @@ World build_world(const Scenario& s) {
     auto ff = apply_initial_faults(w.fabric, plan, s.file);
     w.fabric = std::move(ff.fabric);
     w.timed_faults = std::move(ff.timed);
+    if (s.faults.reroute) check_timed_reroutes(w.fabric, w.timed_faults, algo, s.file);
     w.packet.link_bit_error_rate = std::move(ff.link_ber);
     w.faults = plan.described;
     try {

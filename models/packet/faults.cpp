@@ -54,6 +54,11 @@ struct FaultTimer final : Component {
     }
     if (!heap.empty()) pending = schedule_at(heap.top().t);
   }
+  void clear() {
+    if (pending.valid()) sim().cancel(pending);
+    pending = EventHandle{};
+    heap = {};
+  }
   Core& core;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
   std::uint64_t seq = 0;
@@ -247,6 +252,10 @@ void PacketNetwork::schedule_link_down(topo::LinkId link, Time at) {
     throw InputError(
         "faults: reroute needs static routing with the dense LFT; configure_faults(reroute off)");
   fs.timer->add(at, detail::FaultTimer::What::Down, link);
+}
+
+void PacketNetwork::cancel_pending_faults() {
+  if (impl_->faults && impl_->faults->timer) impl_->faults->timer->clear();
 }
 
 void PacketNetwork::schedule_link_up(topo::LinkId link, Time at) {

@@ -219,6 +219,9 @@ class PacketNetwork {
   /// A degraded cable: its rate becomes `speed` (e.g. 1x NDR) in both directions from the next packet on.
   /// A fabric imported from ibnetdiscover already carries each cable's width and speed; this overrides it.
   void set_link_speed(topo::LinkId link, topo::LinkSpeed speed);
+  /// Drops the faults and SM sweeps not yet due (the workload is over: a fault after it changes nothing the
+  /// run reports, but its reroute ran and was counted while RC timers kept the clock going).
+  void cancel_pending_faults();
   /// Whether cable `link` is up now.
   bool link_up(topo::LinkId link) const;
   /// QPs that exhausted their retries, in order; when one fails the run stops (Simulation::request_stop).

@@ -45,7 +45,8 @@ const char* mode_name(DragonflyMode m) {
 }
 
 std::unique_ptr<DragonflyLayout> make_layout(const Index& idx, const std::string& algo) {
-  const std::string hint = ": use --routing minhop or updn for this fabric";
+  const std::string hint =
+      ": use minhop or updn for this fabric (routing.algorithm in a scenario, --routing in topo routes)";
   auto L = std::make_unique<DragonflyLayout>();
   const std::size_t S = idx.num_switches();
   if (S == 0) throw InputError(algo + ": the fabric has no switches" + hint);

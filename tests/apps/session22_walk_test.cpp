@@ -258,3 +258,51 @@ TEST_CASE("trace replay: a timed call listed after a later one is refused") {
   INFO(r.out);
   CHECK(r.code == 0);
 }
+
+TEST_CASE(
+    "timed faults: a reroute the routing algorithm refuses is exit 2 before the run, naming the fault") {
+  // df-min with a group pair's only global cable down failed mid-run (results lost), with a hint naming a
+  // flag `run` does not have.
+  const auto dir = ibn::test::scratch_dir("s22-df-fault");
+  std::ofstream(dir / "df.json") << R"({"name": "dff", "seed": 1, "engine": "flow",
+    "fabric": {"generator": "dragonfly", "params": {"a": 4, "p": 2, "h": 1, "g": 5, "rate": "HDR"}},
+    "nccl": {"costs": false},
+    "faults": {"sm_sweep_delay_us": 10,
+               "events": [{"time_us": 100, "kind": "link_down", "link": "g0-r0/g1-r0"}]},
+    "jobs": [{"name": "job", "nodes": 2, "gpus_per_node": 1, "nics_per_node": 1, "placement": "explicit",
+              "hosts": ["0", "8"], "workload": {"op": "sendrecv", "sizes": ["8M"], "iterations": 2, "warmup": 0}}]})";
+  const auto r = ibn::test::run_cli("run " + (dir / "df.json").string() + " -o " + (dir / "o").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out,
+            "df.json: key 'faults': after link_down g0-r0:6 (g0-r0/g1-r0) at 100 us: reroute with 'df-min'"));
+  CHECK(has(r.out, "routing.algorithm in a scenario"));
+  CHECK(!has(r.out, "%")); // no progress line: nothing ran
+}
+
+TEST_CASE("packet engine: a fault due after the workload ends is not applied or counted") {
+  // RC timers keep the packet engine's clock going after the last delivery: a link_down at 1 s (the run's
+  // traffic ends at ~2.7 ms) was applied, rerouted and reported as link_downs 1, reroutes 1.
+  const auto dir = ibn::test::scratch_dir("s22-late-fault");
+  const auto scen = four_node_sendrecv(dir).string();
+  const std::string fault =
+      " --engine packet --set 'faults={\"events\":[{\"time_us\":%T%,\"kind\":\"link_down\","
+      "\"link\":\"leaf-0/spine-0\"}]}'";
+  auto with_time = [&](const std::string& t) {
+    std::string f = fault;
+    f.replace(f.find("%T%"), 3, t);
+    return f;
+  };
+  auto r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "late").string() + with_time("1000000"));
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto late = ibn::test::read_json_file((dir / "late" / "results.json").string()).dump();
+  CHECK(!has(late, "\"link_downs\""));
+  CHECK(!has(late, "\"reroutes\""));
+  // The same fault during the traffic is applied and counted.
+  r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "early").string() + with_time("100"));
+  REQUIRE(r.code == 0);
+  const auto early = ibn::test::read_json_file((dir / "early" / "results.json").string()).dump();
+  CHECK(has(early, "\"link_downs\":1"));
+  CHECK(has(early, "\"reroutes\":1"));
+}
