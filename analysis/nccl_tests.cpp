@@ -120,9 +120,11 @@ NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(con
     } catch (const InputError& e) {
       // The job is the command's: a placement that does not fit names the options, not a scenario key.
       const std::string m = e.what();
-      if (m.rfind("job '" + o.test + "': asks for", 0) != 0) throw;
+      const auto at = m.find("job '" + o.test + "': asks for");
+      if (at == std::string::npos) throw;
       throw InputError("--nodes " + std::to_string(o.nodes) + " (" +
-                       (o.fabric.empty() ? std::string("default fabric") : "--fabric " + o.fabric) + "): " + m);
+                       (o.fabric.empty() ? std::string("default fabric") : "--fabric " + o.fabric) +
+                       "): " + m.substr(at));
     }
   }();
   NcclTestsResult out;

@@ -256,8 +256,10 @@ std::string config_section(const Checker& c, const json& doc) {
     if (k == "version" || k == "engine" || k == "seed" || k == "scenario" || k == "source" || k == "points")
       continue;
     if (k == "config" && v.is_object()) {
+      // A key the manifest also carries at its top level (calibration, packet: what was in effect, the
+      // profile's values included) is shown once, from there; the page had both, "(none)" above the values.
       for (const auto& [ck, cv] : v.items())
-        if (ck != "engine") flatten(cv, ck, rows);
+        if (ck != "engine" && !m->contains(ck)) flatten(cv, ck, rows);
       continue;
     }
     flatten(v, k, rows);

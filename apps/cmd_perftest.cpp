@@ -24,6 +24,7 @@ constexpr const char* kResultLine =
     "---------------------------------------------------------------------------------------\n";
 /// Without -n, each size moves at most this many payload bytes per direction (docs/perftest.md).
 constexpr std::uint64_t kDefaultBytesCap = 512ull << 20;
+constexpr std::uint64_t kMaxMessagesPerSize = 10'000'000; ///< iterations x QPs (x 2 with -b), memory bound
 constexpr std::uint64_t kMaxSize = 1ull << 31;
 
 struct PerftestOpts {
@@ -173,6 +174,14 @@ void run(const PerftestOpts& o) {
   if (!o.tx_depth.empty())
     spec.tx_depth = static_cast<std::uint32_t>(int_in_range(o.tx_depth, "-t", 1, 15000, "TX depth"));
   spec.bidirectional = o.bidirectional;
+  // Every message keeps a record and a completion sample: -n 1e8 grew past 4 GB in 20 s, -q 16384 (82 M
+  // messages at the default 5000) past 8 GB. Bounded per size, before anything is allocated.
+  if (const std::uint64_t msgs = std::uint64_t{spec.iterations} * spec.qps * (spec.bidirectional ? 2 : 1);
+      msgs > kMaxMessagesPerSize)
+    throw InputError("-n x -q" + std::string(spec.bidirectional ? " x 2 (-b)" : "") + ": " +
+                     std::to_string(msgs) + " messages per size; at most " +
+                     std::to_string(kMaxMessagesPerSize) +
+                     " (each keeps a record and a sample in memory): give a smaller -n or -q");
   if (lat && spec.qps != 1) throw InputError("-q: latency tests run one QP (as perftest's *_lat)");
   if (lat && spec.tx_depth != 1)
     throw InputError("-t: latency tests keep one message in flight (TX depth 1)");

@@ -403,6 +403,22 @@ FaultPlan plan_faults(const FaultSpec& spec, const topo::Fabric& f, std::uint64_
   }
   std::stable_sort(plan.actions.begin(), plan.actions.end(),
                    [](const FaultAction& a, const FaultAction& b) { return a.at < b.at; });
+  // An "up" of something not down then changes nothing: a typo'd name or time, refused rather than ignored.
+  {
+    std::vector<bool> link_down(f.num_links(), false), node_down(f.num_nodes(), false);
+    for (const auto& a : plan.actions) {
+      if (a.kind == FaultKind::LinkUp && !link_down[a.link])
+        throw InputError(where + ": key 'faults': " + a.what +
+                         ": the cable is not down then (no earlier link_down)");
+      if (a.kind == FaultKind::SwitchUp && !node_down[a.node])
+        throw InputError(where + ": key 'faults': " + a.what +
+                         ": the switch is not down then (no earlier switch_down)");
+      if (a.kind == FaultKind::LinkDown || a.kind == FaultKind::LinkUp)
+        link_down[a.link] = a.kind == FaultKind::LinkDown;
+      if (a.kind == FaultKind::SwitchDown || a.kind == FaultKind::SwitchUp)
+        node_down[a.node] = a.kind == FaultKind::SwitchDown;
+    }
+  }
   i = 0;
   for (const auto& b : spec.ber) {
     const auto key = where + ": key 'faults.ber[" + std::to_string(i++) + "]";

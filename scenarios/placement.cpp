@@ -261,7 +261,8 @@ std::vector<JobPlacement> place_jobs(const NodePool& pool, const std::vector<Job
     for (std::uint32_t i = 0; i < pool.size(); ++i)
       if (!used[i]) free.push_back(i);
     if (n > free.size())
-      throw InputError("job '" + req.job + "': asks for " + count_nodes(n) + " but only " +
+      throw InputError((req.file.empty() ? std::string() : req.file + ": key '" + req.key + ".nodes': ") +
+                       "job '" + req.job + "': asks for " + count_nodes(n) + " but only " +
                        std::to_string(free.size()) + " of " + count_nodes(pool.size()) + " are free");
 
     JobPlacement p;

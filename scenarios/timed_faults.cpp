@@ -6,6 +6,8 @@
 #include "models/packet/packet_engine.hpp"
 #include "sim/error.hpp"
 
+#include <algorithm>
+
 namespace ibn::scen {
 
 namespace {
@@ -60,10 +62,15 @@ struct PacketFaults {
 bool schedule_timed_faults(eng::Engine& engine, const std::vector<FaultAction>& timed, const FaultSpec& spec,
                            const pkt::PacketConfig& device, const std::string& file) {
   if (timed.empty()) return true;
+  // Degrades alone change no route: the SM has nothing to sweep, so they need no reroute (nor static
+  // routing).
+  const bool reroute = spec.reroute && std::any_of(timed.begin(), timed.end(), [](const FaultAction& a) {
+                         return a.kind != FaultKind::Degrade;
+                       });
   if (auto* pe = dynamic_cast<pkt::PacketEngine*>(&engine)) {
     pkt::FaultConfig fc;
     fc.sm_sweep_delay = Time::from_us(spec.sm_sweep_delay_us);
-    fc.reroute = spec.reroute;
+    fc.reroute = reroute;
     PacketFaults api{engine, pe->network()};
     schedule(
         timed, file, [&] { pe->network().configure_faults(fc); }, api);
@@ -72,7 +79,7 @@ bool schedule_timed_faults(eng::Engine& engine, const std::vector<FaultAction>& 
   if (auto* fe = dynamic_cast<flow::FlowEngine*>(&engine)) {
     flow::FlowFaultConfig fc;
     fc.sm_sweep_delay = Time::from_us(spec.sm_sweep_delay_us);
-    fc.reroute = spec.reroute;
+    fc.reroute = reroute;
     fc.ack_timeout = device.ack_timeout;
     fc.retry_count = device.retry_count;
     schedule(

@@ -306,3 +306,61 @@ TEST_CASE("packet engine: a fault due after the workload ends is not applied or 
   CHECK(has(early, "\"link_downs\":1"));
   CHECK(has(early, "\"reroutes\":1"));
 }
+
+TEST_CASE("faults: an up of something not down is refused, a degrade needs no reroute") {
+  const auto dir = ibn::test::scratch_dir("s22-fault-up");
+  const auto scen = four_node_sendrecv(dir).string();
+  // link_up of a cable never down was accepted and changed nothing.
+  auto r =
+      ibn::test::run_cli("run " + scen + " -q -o " + (dir / "a").string() +
+                         " --set 'faults={\"events\":[{\"time_us\":10,\"kind\":\"link_up\",\"link\":\"leaf-0/"
+                         "spine-0\"}]}'");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "key 'faults': link_up leaf-0:3 (leaf-0/spine-0) at 10 us: the cable is not down then"));
+  // A timed degrade alone with adaptive routing was refused as "reroute needs static routing"; on the packet
+  // engine the quarter-rate cable (4x -> 1x) now slows the crossing flows.
+  r = ibn::test::run_cli(
+      "run " + scen + " -q --engine packet -o " + (dir / "b").string() +
+      " --set routing.adaptive=per-packet --set 'faults={\"events\":[{\"time_us\":10,\"kind\":"
+      "\"degrade\",\"link\":\"leaf-0/spine-0\",\"speed\":\"1xNDR\"}]}'");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(p50_of(dir / "b") > 1.3 * 1352.4);
+}
+
+TEST_CASE("background beyond the free nodes names the file and key, and perftest bounds its messages") {
+  const auto dir = ibn::test::scratch_dir("s22-bg-perftest");
+  const auto scen = four_node_sendrecv(dir).string();
+  auto r = ibn::test::run_cli("run " + scen + " -q -o " + (dir / "a").string() +
+                              " --set 'background=[{\"nodes\":20}]'");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "base.json: key 'background[0].nodes': job 'background0': asks for 20 nodes"));
+  // -n 1e8 grew past 4 GB in 20 s, -q 16384 past 8 GB: refused before anything is allocated.
+  r = ibn::test::run_cli("perftest ib_write_lat -n 100000000");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "-n x -q: 100000000 messages per size; at most 10000000"));
+  r = ibn::test::run_cli("perftest ib_write_bw -q 16384 -s 2");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "81920000 messages per size"));
+}
+
+TEST_CASE("report: the run page's configuration shows calibration and packet once") {
+  // manifest.config.calibration ("" -> "(none)") and manifest.calibration were both listed, and
+  // config.packet "(none)" above the packet.* values in effect.
+  const auto dir = ibn::test::scratch_dir("s22-report-config");
+  REQUIRE(ibn::test::run_cli("run " + std::string(IBNETSIM_SOURCE_DIR) +
+                             "/scenarios/examples/small-allreduce.json -q -o " + (dir / "r").string())
+              .code == 0);
+  REQUIRE(ibn::test::run_cli("report " + (dir / "r").string() + " -o " + (dir / "r.html").string()).code ==
+          0);
+  std::ifstream in(dir / "r.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t n = 0;
+  for (auto at = html.find("<td>calibration</td>"); at != std::string::npos;
+       at = html.find("<td>calibration</td>", at + 1))
+    ++n;
+  CHECK(n == 1);
+  CHECK(!has(html, "<td>packet</td><td>(none)"));
+  CHECK(has(html, "<td>packet.mtu_bytes</td>"));
+}
