@@ -2,6 +2,8 @@
 // through fixed() or num(), which use std::to_chars (locale-independent, same bytes on every run).
 #include "analysis/report_html.hpp"
 
+#include "sim/markup.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -45,30 +47,7 @@ std::string num(const std::optional<double>& v) {
 
 /// Escapes text for HTML element content and attribute values.
 std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&#39;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
+  return markup_escape(s);
 }
 
 std::string px(double v) {

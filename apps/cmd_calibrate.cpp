@@ -311,44 +311,25 @@ struct MeasureOpts {
   std::string sizes, qps, tools;
 };
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-/// A value listed twice in a comma-separated flag: each would run twice and write the same raw output file.
-template <class T>
-void refuse_repeated(const std::vector<T>& values, const std::vector<std::string>& spelled, const std::string& flag) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (values[i] == values[j])
-        throw InputError(flag + ": " + spelled[j] + (spelled[i] == spelled[j] ? "" : " and " + spelled[i]) +
-                         " given twice (each run writes one raw output file); list each value once");
-}
-
 void run_measure(MeasureOpts o) {
   if (!o.tools.empty()) {
-    o.m.tools = split_commas(o.tools);
-    refuse_repeated(o.m.tools, o.m.tools, "--tools");
+    o.m.tools = split_list(o.tools);
+    refuse_listed_twice(o.m.tools, "--tools");
   }
   if (!o.sizes.empty()) {
     o.m.sizes.clear();
-    for (const auto& s : split_commas(o.sizes)) {
+    for (const auto& s : split_list(o.sizes)) {
       const auto b = parse_size_bytes(s, "--sizes");
       if (b < 1 || b > (1ull << 31)) throw InputError("--sizes: each size must be 1 B .. 2 GiB, got " + s);
       o.m.sizes.push_back(b);
     }
-    refuse_repeated(o.m.sizes, split_commas(o.sizes), "--sizes");
+    refuse_listed_twice(o.m.sizes, split_list(o.sizes), "--sizes");
   }
   if (!o.qps.empty()) {
     o.m.qps.clear();
-    for (const auto& s : split_commas(o.qps))
+    for (const auto& s : split_list(o.qps))
       o.m.qps.push_back(static_cast<int>(parse_positive_int(s, "--qps")));
-    refuse_repeated(o.m.qps, split_commas(o.qps), "--qps");
+    refuse_listed_twice(o.m.qps, split_list(o.qps), "--qps");
   }
   const auto manifest = calib::run_measure(o.m);
   int failed = 0;

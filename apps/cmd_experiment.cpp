@@ -8,7 +8,6 @@
 #include "sim/json_text.hpp"
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 namespace ibn::app {
@@ -26,13 +25,6 @@ void add_experiment_command(CLI::App& app) {
   c->add_option("FILE", o->file, "experiment definition (JSON)")->required();
   c->add_option("-o,--out", o->out, "output folder (created)")->required()->check(kOutputFolder);
   c->callback([o] {
-    // Checked before anything runs: the command writes a folder of files.
-    if (names_stdout(o->out))
-      throw InputError("-o: " + o->out +
-                       " is standard output, but experiment writes a folder of files "
-                       "(CSV, SVG, summary.json): name a folder");
-    if (std::filesystem::exists(o->out) && !std::filesystem::is_directory(o->out))
-      throw InputError("-o: " + o->out + " is a file, not a folder");
     const nlohmann::json j = parse_json_text(read_file(o->file), o->file);
     const auto e = scen::CcExperiment::from_json(j, o->file);
     for (const auto& w : e.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());

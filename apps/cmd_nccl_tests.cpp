@@ -6,7 +6,6 @@
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -71,9 +70,6 @@ void add_nccl_tests_command(CLI::App& app) {
           throw InputError("--set " + kv + ": '" + key + "' is set by " + opt + ", not by --set");
     analysis::refuse_job_keys_in_sets(p->o.sets, "--set", "the command's TEST, -b/-e/-f, -g, --nodes, -n",
                                       true);
-    if (!p->json_out.empty() && std::filesystem::exists(p->json_out) &&
-        !std::filesystem::is_directory(p->json_out))
-      throw InputError("-o: " + p->json_out + " is a file, not a folder");
     p->o.min_bytes = parse_size_bytes(p->b, "-b");
     p->o.max_bytes = parse_size_bytes(p->e, "-e");
     p->o.factor = static_cast<std::uint64_t>(parse_positive_int(p->f, "-f"));

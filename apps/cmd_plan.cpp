@@ -8,12 +8,9 @@
 #include "sim/units.hpp"
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <set>
-#include <sstream>
 #include <thread>
 
 namespace ibn::app {
@@ -27,15 +24,6 @@ struct PlanCli {
               engine = "auto", scenario, catalog, out = "plan-out";
   bool json = false, no_sim = false;
 };
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 } // namespace
 
@@ -91,10 +79,6 @@ void add_plan_command(CLI::App& app) {
         if (cmd->count(flag))
           throw InputError(std::string(flag) + ": with --scenario the workload (its sizes and iterations) is "
                                                "the scenario's; edit the scenario instead");
-    if (o->out != "-" && std::filesystem::exists(o->out) && !std::filesystem::is_directory(o->out))
-      throw InputError("-o: " + o->out + " is a file, not a folder");
-    if (o->out == "-")
-      throw InputError("-o: plan writes a folder (plan.json, report.html, points/); give its path");
     analysis::PlanOptions p;
     p.gpus = o->gpus;
     p.gpus_per_node = o->gpus_per_node;
@@ -112,12 +96,13 @@ void add_plan_command(CLI::App& app) {
     }
     p.sizes = split_list(o->sizes);
     if (p.sizes.empty()) throw InputError("--sizes: give at least one size");
-    std::set<std::uint64_t> sizes_seen;
+    std::vector<std::uint64_t> sizes_bytes;
     for (const auto& s : p.sizes) {
-      const auto b = parse_size_bytes(s, "--sizes");
-      if (b == 0) throw InputError("--sizes: " + s + " (a collective of 0 bytes measures nothing)");
-      if (!sizes_seen.insert(b).second) throw InputError("--sizes: '" + s + "' is listed twice");
+      sizes_bytes.push_back(parse_size_bytes(s, "--sizes"));
+      if (sizes_bytes.back() == 0)
+        throw InputError("--sizes: " + s + " (a collective of 0 bytes measures nothing)");
     }
+    refuse_listed_twice(sizes_bytes, p.sizes, "--sizes");
     if (o->iters < 1) throw InputError("--iters must be at least 1");
     p.iterations = o->iters;
     p.engine = o->engine;

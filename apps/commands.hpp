@@ -3,10 +3,12 @@
 // Subcommand callbacks throw ibn::InputError for bad input (exit 2); main() maps exceptions to exit codes.
 #include <CLI/CLI.hpp>
 
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,11 @@ inline const CLI::Validator kOutputFolder(
       if (v.empty()) return "empty path: name the output folder";
       if (v == "-")
         return "'-' means standard output, but this command writes a folder of files: name a folder";
+      if (names_stdout(v))
+        return v + " is standard output, but this command writes a folder of files: name a folder";
+      std::error_code ec;
+      if (std::filesystem::exists(v, ec) && !std::filesystem::is_directory(v, ec))
+        return v + " is a file, not a folder";
       return {};
     },
     "FOLDER");
@@ -62,9 +69,32 @@ inline const CLI::Validator kCount(
     },
     "N");
 
+/// The items of a comma-separated flag value ("1M,4M"), empty items dropped.
+inline std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const auto end = std::min(s.find(',', start), s.size());
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+/// A value given twice in a list flag, compared by `values` (parsed: 64K and 65536 are one size) and named
+/// by `spelled` (as the user wrote each).
+template <typename T>
+void refuse_listed_twice(const std::vector<T>& values, const std::vector<std::string>& spelled,
+                         const std::string& flag) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (values[i] == values[k])
+        throw InputError(flag + ": '" + spelled[i] + "'" +
+                         (spelled[i] == spelled[k] ? "" : " (the same as '" + spelled[k] + "')") +
+                         " is listed twice");
+}
 inline void refuse_listed_twice(const std::vector<std::string>& values, const std::string& flag) {
-  for (auto it = values.begin(); it != values.end(); ++it)
-    if (std::find(values.begin(), it, *it) != it) throw InputError(flag + ": '" + *it + "' is listed twice");
+  refuse_listed_twice(values, values, flag);
 }
 
 /// Ratios compared by value (1:1 and 2:2 are one ratio): `R` has value() and to_string() (topo::Ratio).

@@ -4,6 +4,7 @@
 #include "models/routing/routing.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
+#include "sim/markup.hpp"
 #include "sim/simulation.hpp"
 #include "sim/units.hpp"
 #include "topology/fabric.hpp"
@@ -69,30 +70,6 @@ std::string csv_field(const std::string& v) {
   std::string o = "\"";
   for (char c : v) o += c == '"' ? std::string("\"\"") : std::string(1, c);
   return o + "\"";
-}
-
-std::string xml_escape(const std::string& v) {
-  std::string o;
-  for (char c : v) switch (c) {
-    case '<':
-      o += "&lt;";
-      break;
-    case '>':
-      o += "&gt;";
-      break;
-    case '&':
-      o += "&amp;";
-      break;
-    case '"':
-      o += "&quot;";
-      break;
-    case '\'':
-      o += "&apos;";
-      break;
-    default:
-      o += c;
-    }
-  return o;
 }
 
 /// Payload bytes accepted by the receivers (all traffic goes to the one receiver), read at every bin
@@ -507,7 +484,7 @@ std::string svg_chart(const std::string& title, const std::string& xlabel, const
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
     << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" "
        "fill=\"white\"/>\n";
-  s << "<text x=\"" << W / 2 << "\" y=\"18\" text-anchor=\"middle\" font-size=\"13\">" << xml_escape(title)
+  s << "<text x=\"" << W / 2 << "\" y=\"18\" text-anchor=\"middle\" font-size=\"13\">" << markup_escape(title)
     << "</text>\n";
   s << "<line x1=\"" << L << "\" y1=\"" << H - B << "\" x2=\"" << W - R << "\" y2=\"" << H - B
     << "\" stroke=\"black\"/>\n";
@@ -523,9 +500,9 @@ std::string svg_chart(const std::string& title, const std::string& xlabel, const
       << "\" stroke=\"#ddd\"/>\n";
   }
   s << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 8 << "\" text-anchor=\"middle\">"
-    << xml_escape(xlabel) << "</text>\n";
+    << markup_escape(xlabel) << "</text>\n";
   s << "<text x=\"14\" y=\"" << (T + H - B) / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
-    << (T + H - B) / 2 << ")\">" << xml_escape(ylabel) << "</text>\n";
+    << (T + H - B) / 2 << ")\">" << markup_escape(ylabel) << "</text>\n";
   if (!any)
     s << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << (T + H - B) / 2
       << "\" text-anchor=\"middle\" fill=\"#888\" font-size=\"14\">no data</text>\n";
@@ -543,7 +520,7 @@ std::string svg_chart(const std::string& title, const std::string& xlabel, const
     }
     s << "<line x1=\"" << W - R + 10 << "\" y1=\"" << T + 10 + 16 * k << "\" x2=\"" << W - R + 30
       << "\" y2=\"" << T + 10 + 16 * k << "\" stroke=\"" << c << "\" stroke-width=\"2\"/>\n";
-    s << "<text x=\"" << W - R + 34 << "\" y=\"" << T + 14 + 16 * k << "\">" << xml_escape(name)
+    s << "<text x=\"" << W - R + 34 << "\" y=\"" << T + 14 + 16 * k << "\">" << markup_escape(name)
       << "</text>\n";
   }
   s << "</svg>\n";

@@ -72,8 +72,7 @@ void DagExecutor::release(TransferId t) {
   if (network && opt_.node_paced_gbps) {
     const auto sn = tr.src / layout_.gpus_per_node;
     if (const double paced = opt_.node_paced_gbps(sn); paced > 0 && paced < opt_.line_gbps) {
-      const auto nics = std::min(layout_.nodes[sn].size(), layout_.nodes[tr.dst / layout_.gpus_per_node].size());
-      const auto rail = (tr.rail >= 0 ? static_cast<std::size_t>(tr.rail) : std::size_t{tr.channel}) % nics;
+      const auto rail = rail_of(tr, sn, tr.dst / layout_.gpus_per_node);
       if (nic_free_.size() <= sn) nic_free_.resize(sn + 1);
       if (nic_free_[sn].size() <= rail) nic_free_[sn].resize(rail + 1, Time::zero());
       auto& free = nic_free_[sn][rail];
@@ -100,6 +99,11 @@ void DagExecutor::release(TransferId t) {
   }
 }
 
+std::uint32_t DagExecutor::rail_of(const Transfer& tr, std::uint32_t sn, std::uint32_t dn) const {
+  const auto nics = static_cast<std::uint32_t>(std::min(layout_.nodes[sn].size(), layout_.nodes[dn].size()));
+  return (tr.rail >= 0 ? static_cast<std::uint32_t>(tr.rail) : tr.channel) % nics;
+}
+
 void DagExecutor::post(TransferId t) {
   const auto& tr = dag_[t];
   if (opt_.on_transfer) posted_[t] = engine_.now();
@@ -108,8 +112,7 @@ void DagExecutor::post(TransferId t) {
   if (sn != dn) {
     const auto& src_node = layout_.nodes[sn];
     const auto& dst_node = layout_.nodes[dn];
-    const auto nics = static_cast<std::uint32_t>(std::min(src_node.size(), dst_node.size()));
-    const auto rail = tr.rail >= 0 ? static_cast<std::uint32_t>(tr.rail) % nics : tr.channel % nics;
+    const auto rail = rail_of(tr, sn, dn);
     eng::TransferSpec spec;
     spec.src = src_node[rail];
     spec.dst = dst_node[rail];

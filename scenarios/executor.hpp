@@ -63,6 +63,8 @@ class DagExecutor {
   void release(TransferId t);
   void post(TransferId t);
   void delivered(TransferId t);
+  /// The rail (index into the nodes' HCAs) a network transfer from node `sn` to node `dn` uses.
+  std::uint32_t rail_of(const Transfer& tr, std::uint32_t sn, std::uint32_t dn) const;
 
   eng::Engine& engine_;
   const TransferDag& dag_;

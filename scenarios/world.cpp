@@ -122,27 +122,30 @@ void check_placement(const Scenario& s, const topo::Fabric& f) {
 namespace {
 /// The subnet manager reroutes after each timed link or switch fault: where the routing algorithm refuses
 /// the fabric then (df-min with a group pair's only global cable down), the run would end there with its
-/// results lost. Each state is routed here first, so it is exit 2 before the run, naming the fault.
+/// results lost. Each state is routed here first, so it is exit 2 before the run, naming the fault. Faults
+/// at the same time are one state (a random draw of 100 cables is one reroute, not 100).
 void check_timed_reroutes(const topo::Fabric& f, const std::vector<FaultAction>& timed,
                           const std::string& algo, const std::string& file) {
   std::vector<bool> failed(f.num_links(), false);
-  for (const auto& a : timed) {
-    auto set = [&](topo::LinkId l, bool down) {
-      // As the engines' SM sweep: an HCA's cable is never removed (the HCA has no other path).
-      const auto& k = f.link(l);
-      if (f.node(k.a.node).kind != topo::NodeKind::Switch || f.node(k.b.node).kind != topo::NodeKind::Switch)
-        return false;
-      const bool changed = failed[l] != down;
-      failed[l] = down;
-      return changed;
-    };
-    bool changed = false;
+  auto set = [&](topo::LinkId l, bool down) {
+    // As the engines' SM sweep: an HCA's cable is never removed (the HCA has no other path).
+    const auto& k = f.link(l);
+    if (f.node(k.a.node).kind != topo::NodeKind::Switch || f.node(k.b.node).kind != topo::NodeKind::Switch)
+      return false;
+    const bool changed = failed[l] != down;
+    failed[l] = down;
+    return changed;
+  };
+  bool changed = false;
+  for (std::size_t i = 0; i < timed.size(); ++i) {
+    const auto& a = timed[i];
     if (a.kind == FaultKind::LinkDown || a.kind == FaultKind::LinkUp) {
-      changed = set(a.link, a.kind == FaultKind::LinkDown);
+      changed = set(a.link, a.kind == FaultKind::LinkDown) || changed;
     } else if (a.kind == FaultKind::SwitchDown || a.kind == FaultKind::SwitchUp) {
       for (const auto l : f.links_of(a.node)) changed = set(l, a.kind == FaultKind::SwitchDown) || changed;
     }
-    if (!changed) continue;
+    if (!changed || (i + 1 < timed.size() && timed[i + 1].at == a.at)) continue; // `timed` is in time order
+    changed = false;
     try {
       (void)routing::reroute(f, failed, algo, {});
     } catch (const InputError& e) {

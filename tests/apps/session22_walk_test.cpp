@@ -85,11 +85,12 @@ TEST_CASE("calibrate measure and check: a value or a file given twice is refused
   // measure ran --qps 1,1 twice into one raw output file (the first lost); check counted a file twice.
   const auto dir = ibn::test::scratch_dir("s22-measure");
   const std::string base = "calibrate measure --server a --client b -o " + (dir / "m").string();
-  for (const auto& [flags, says] : {std::pair<std::string, std::string>{"--qps 1,1", "--qps: 1 given twice"},
-                                    {"--sizes 64K,65536", "--sizes: 64K and 65536 given twice"},
-                                    {"--tools ib_write_bw,ib_write_bw", "--tools: ib_write_bw given twice"},
-                                    {"--timeout-s 0", "--timeout-s"},
-                                    {"--iters 0", "--iters"}}) {
+  for (const auto& [flags, says] :
+       {std::pair<std::string, std::string>{"--qps 1,1", "--qps: '1' is listed twice"},
+        {"--sizes 64K,65536", "--sizes: '65536' (the same as '64K') is listed twice"},
+        {"--tools ib_write_bw,ib_write_bw", "--tools: 'ib_write_bw' is listed twice"},
+        {"--timeout-s 0", "--timeout-s"},
+        {"--iters 0", "--iters"}}) {
     const auto r = ibn::test::run_cli(base + " " + flags);
     INFO(flags);
     INFO(r.out);
