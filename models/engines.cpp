@@ -51,7 +51,7 @@ EngineRegistry builtin_engines() {
                      auto cfg = flow::flow_config_from(in.device);
                      if (in.flow_simgrid_solver) cfg.solver = flow::FlowConfig::Solver::SimGrid;
                      return std::make_unique<flow::FlowEngine>(in.fabric, in.tables, std::move(cfg),
-                                                               std::move(used));
+                                                               std::move(used), in.cable_directions);
                    }});
   return r;
 }

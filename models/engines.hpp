@@ -52,6 +52,8 @@ struct EngineInputs {
   const std::vector<routing::HcaIndex>* used_hcas = nullptr;
   /// The flow engine's sharing by SimGrid instead of its native solver (scenario key flow.solver).
   bool flow_simgrid_solver = false;
+  /// topo::cable_directions_by_tier(fabric), computed once with the world; nullptr: the engine counts.
+  const topo::CableDirections* cable_directions = nullptr;
 };
 
 struct EngineKind {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <numeric>
 #include <set>
 
 namespace ibn::scen {
@@ -232,7 +233,11 @@ Registry<PlacementFn> builtin_placement_policies() {
 std::vector<JobPlacement> place_jobs(const NodePool& pool, const std::vector<JobPlacementRequest>& jobs,
                                      Rng& rng) {
   const auto policies = builtin_placement_policies();
-  std::vector<bool> used(pool.size(), false);
+  std::vector<char> used(pool.size(), 0);
+  // The free slots in slot order, kept across jobs (a job's slots are taken out after it is placed):
+  // one pass over a large fabric's slots per job, not a rebuilt list.
+  std::vector<std::uint32_t> free(pool.size());
+  std::iota(free.begin(), free.end(), 0u);
   std::vector<JobPlacement> out;
   for (const auto& req : jobs) {
     const PlacementFn* fn = nullptr;
@@ -257,9 +262,6 @@ std::vector<JobPlacement> place_jobs(const NodePool& pool, const std::vector<Job
       throw InputError("job '" + req.job + "': asks for " + std::to_string(nics) + " NICs per node but the " +
                        "fabric's nodes have " + std::to_string(pool.nics_per_node()));
 
-    std::vector<std::uint32_t> free;
-    for (std::uint32_t i = 0; i < pool.size(); ++i)
-      if (!used[i]) free.push_back(i);
     if (n > free.size())
       throw InputError((req.file.empty() ? std::string() : req.file + ": key '" + req.key + ".nodes': ") +
                        "job '" + req.job + "': asks for " + count_nodes(n) + " but only " +
@@ -273,10 +275,11 @@ std::vector<JobPlacement> place_jobs(const NodePool& pool, const std::vector<Job
     for (const auto s : p.slots) {
       if (s >= pool.size() || used[s])
         throw std::logic_error("placement policy '" + req.policy + "' returned a busy or bad node");
-      used[s] = true;
+      used[s] = 1;
       const auto& hcas = pool.slot(s).hcas;
       p.nodes.emplace_back(hcas.begin(), hcas.begin() + nics);
     }
+    std::erase_if(free, [&](std::uint32_t s) { return used[s] != 0; });
     out.push_back(std::move(p));
   }
   return out;

@@ -239,8 +239,9 @@ void ScenarioRunner::make_engine() {
   std::vector<routing::HcaIndex> used;
   for (const auto& p : placed_)
     for (const auto& node : p.nodes) used.insert(used.end(), node.begin(), node.end());
-  engine_ = kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_, w_.timed_faults.empty() ? &used : nullptr,
-                               s_.flow_simgrid_solver});
+  engine_ =
+      kind.factory.make({w_.fabric, *w_.tables, w_.packet, seed_, w_.timed_faults.empty() ? &used : nullptr,
+                         s_.flow_simgrid_solver, w_.cable_directions.get()});
   ignored_ = eng::ignored_features(name, kind.factory.capabilities, w_.packet);
   for (const auto& n : s_.no_effect) ignored_.push_back("no effect: " + n);
   if (engine_kind_ == EngineKind::Packet && !s_.flow_key_given.empty())
@@ -271,7 +272,10 @@ void ScenarioRunner::schedule_faults() {
 void ScenarioRunner::place() {
   Rng place_rng = Rng::for_stream(s_.seed, "placement");
   // Jobs may use different NICs per node; the pool groups HCAs by the largest NIC count asked for.
-  auto pool = NodePool::from_fabric(w_.fabric, placement_nics(s_));
+  const std::uint32_t nics = placement_nics(s_);
+  std::optional<NodePool> own; // only when the world holds no pool for this NIC count
+  if (!w_.pool || w_.pool->nics_per_node() != nics) own.emplace(NodePool::from_fabric(w_.fabric, nics));
+  const NodePool& pool = own ? *own : *w_.pool;
   const auto reqs = placement_requests(s_, pool.size());
   placed_ = place_jobs(pool, reqs, place_rng);
   for (std::size_t i = 0; i < placed_.size(); ++i) {

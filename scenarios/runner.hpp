@@ -65,6 +65,12 @@ struct World {
   /// these come later (LinkIds of `fabric`). `faults` lists every fault, for the results.
   std::vector<FaultAction> timed_faults;
   std::vector<std::string> faults;
+  /// The fabric's node slots grouped by placement_nics(s) (after the faults at t = 0), built once with the
+  /// routing tables: fabric-sized work that a run placing 8 nodes should not repeat (issue 19 item 3). Null
+  /// when NodePool::from_fabric refused the fabric: the run then builds it itself and reports that error.
+  std::shared_ptr<const NodePool> pool;
+  /// topo::cable_directions_by_tier(fabric), for the engines' reports (idle links per tier).
+  std::shared_ptr<const topo::CableDirections> cable_directions;
 };
 World build_world(const Scenario& s);
 /// The scenario's fabric alone (loaded or generated, before faults and routing): build_world's first step.

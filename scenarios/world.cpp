@@ -223,6 +223,13 @@ World build_world(const Scenario& s) {
                        "' around the faults at t = 0: " + e.what());
     }
   }
+  w.cable_directions =
+      std::make_shared<const topo::CableDirections>(topo::cable_directions_by_tier(w.fabric));
+  try {
+    w.pool = std::make_shared<const NodePool>(NodePool::from_fabric(w.fabric, placement_nics(s)));
+  } catch (const InputError&) {
+    // Left null: the run builds the pool again and reports the error where it always has (its placement).
+  }
   return w;
 }
 

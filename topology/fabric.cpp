@@ -179,4 +179,26 @@ void Fabric::validate() const {
   }
 }
 
+CableDirections cable_directions_by_tier(const Fabric& f) {
+  constexpr int kTiers = 8; // tiers 0..7 counted in a table, others (none today) in `out` directly
+  std::uint64_t table[kTiers][kTiers] = {};
+  CableDirections out;
+  auto count = [&](int from, int to) {
+    if (from >= 0 && from < kTiers && to >= 0 && to < kTiers) return void(++table[from][to]);
+    for (auto& [tiers, n] : out)
+      if (tiers.first == from && tiers.second == to) return void(++n);
+    out.push_back({{from, to}, 1});
+  };
+  for (const Link& link : f.links()) {
+    const int ta = f.node(link.a.node).tier, tb = f.node(link.b.node).tier;
+    count(ta, tb);
+    count(tb, ta);
+  }
+  for (int a = 0; a < kTiers; ++a)
+    for (int b = 0; b < kTiers; ++b)
+      if (table[a][b] > 0) out.push_back({{a, b}, table[a][b]});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 } // namespace ibn::topo

@@ -134,4 +134,9 @@ private:
   Graph graph_;
 };
 
+/// Directed cables per (transmitter's tier, receiver's tier), sorted by tier pair: each cable counts once
+/// in each direction. What an engine's report folds its idle links into (eng::EngineReport::idle_links).
+using CableDirections = std::vector<std::pair<std::pair<int, int>, std::uint64_t>>;
+CableDirections cable_directions_by_tier(const Fabric& f);
+
 } // namespace ibn::topo

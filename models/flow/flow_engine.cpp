@@ -86,30 +86,6 @@ FlowConfig flow_config_from(const pkt::PacketConfig& p) {
 
 namespace {
 
-/// Directed cables per (transmitter's tier, receiver's tier), in tier order.
-std::vector<std::pair<std::pair<int, int>, std::uint64_t>> cable_directions_by_tier(const topo::Fabric& f) {
-  constexpr int kTiers = 8; // tiers 0..7 counted in a table, others (none today) in `out` directly
-  std::uint64_t table[kTiers][kTiers] = {};
-  std::vector<std::pair<std::pair<int, int>, std::uint64_t>> out;
-  auto count = [&](int from, int to) {
-    if (from >= 0 && from < kTiers && to >= 0 && to < kTiers) return void(++table[from][to]);
-    for (auto& [tiers, n] : out)
-      if (tiers.first == from && tiers.second == to) return void(++n);
-    out.push_back({{from, to}, 1});
-  };
-  for (topo::LinkId l = 0; l < f.num_links(); ++l) {
-    const topo::Link& link = f.link(l);
-    const int ta = f.node(link.a.node).tier, tb = f.node(link.b.node).tier;
-    count(ta, tb);
-    count(tb, ta);
-  }
-  for (int a = 0; a < kTiers; ++a)
-    for (int b = 0; b < kTiers; ++b)
-      if (table[a][b] > 0) out.push_back({{a, b}, table[a][b]});
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // SimGrid's engine lives in process globals that cannot be reset: one FlowEngine per process, ever.
 std::atomic<bool> g_constructed{false}; // NOLINT: mirrors SimGrid's own process-wide singleton
 
@@ -200,7 +176,8 @@ void FlowEngine::Impl::run_native() {
 
 // ---------------------------------------------------------------------------------------------------------
 FlowEngine::FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables, FlowConfig config,
-                       std::optional<std::vector<routing::HcaIndex>> used_hcas) {
+                       std::optional<std::vector<routing::HcaIndex>> used_hcas,
+                       const topo::CableDirections* cable_directions) {
   config.validate();
   if (tables.num_hcas() == 0) throw InputError("flow engine: the fabric has no HCAs");
   if (g_constructed.exchange(true))
@@ -208,6 +185,7 @@ FlowEngine::FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables&
                            "already constructed in this process; run another flow simulation in a child "
                            "process (ibn::run_in_child_process)");
   impl_ = std::make_unique<Impl>(fabric, tables, std::move(config), std::move(used_hcas));
+  impl_->cable_directions = cable_directions;
   impl_->build();
 }
 
@@ -282,7 +260,8 @@ eng::EngineReport FlowEngine::report() const {
   // A directed link that carried nothing, or was never made, is folded into idle_links per tier (a record of
   // zeros: the tier tables are the same), so that the report of a small job on a large fabric costs little:
   // idle = every cable direction of the tier pair minus those that carried something.
-  std::vector<std::pair<std::pair<int, int>, std::uint64_t>> idle = cable_directions_by_tier(m.fabric);
+  topo::CableDirections idle =
+      m.cable_directions ? *m.cable_directions : topo::cable_directions_by_tier(m.fabric);
   const std::uint32_t cables = 2 * m.fabric.num_links();
   for (std::size_t k = 0; k < made.size(); ++k) {
     const std::uint32_t d = made[k].id;

@@ -123,8 +123,11 @@ class FlowEngine final : public eng::Engine {
   /// not made, is std::logic_error (an internal error, never a silent mis-simulation); so are timed faults
   /// (the SM's reroute may take any cable): build those runs without `used_hcas`. Links not made report as
   /// idle links, exactly as made links that carried nothing, so results do not depend on the subset.
+  /// `cable_directions`: topo::cable_directions_by_tier(fabric), when the caller holds it (it must outlive
+  /// the engine); else report() counts the fabric's cables itself.
   FlowEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables, FlowConfig config = {},
-             std::optional<std::vector<routing::HcaIndex>> used_hcas = std::nullopt);
+             std::optional<std::vector<routing::HcaIndex>> used_hcas = std::nullopt,
+             const topo::CableDirections* cable_directions = nullptr);
   ~FlowEngine() override;
   FlowEngine(const FlowEngine&) = delete;
   FlowEngine& operator=(const FlowEngine&) = delete;

@@ -5,6 +5,7 @@
 #include "models/common/route.hpp"
 #include "models/flow/flow_engine.hpp"
 #include "models/flow/fluid_network.hpp"
+#include "models/flow/paged_ids.hpp"
 #include "models/flow/simgrid_network_model.hpp"
 #include "models/packet/faults.hpp"
 #include "models/routing/reroute.hpp"
@@ -269,6 +270,7 @@ struct FlowEngine::Impl {
   std::vector<bool> declared;
   std::vector<routing::HcaIndex> used; ///< the declared HCAs, sorted, unique (empty without used_hcas)
   bool subset = false;                 ///< only the links the used HCAs' routes can take are made
+  const topo::CableDirections* cable_directions = nullptr; ///< the fabric's, when given (FlowEngine)
   std::size_t links_made = 0;
   std::size_t platform_links = 0; ///< directed cables + capped HCAs, made or not (report's simgrid_links)
   /// Per directed link made (id 2 * LinkId + (0: a->b, 1: b->a), or an injection link's id after the
@@ -282,29 +284,9 @@ struct FlowEngine::Impl {
     std::uint64_t bytes = 0;                 ///< payload bytes carried (AR; static: per QP)
     std::uint64_t wire = 0;                  ///< wire bytes carried
   };
-  /// The directed links made, by directed id: one slot per id, a DirLink per link made (in id order), so
-  /// that a platform of a few links on a large fabric costs little. operator[] requires a made link.
-  class DirLinks {
-   public:
-    DirLink& operator[](std::uint32_t d) { return made_[slot_[d]]; }
-    const DirLink& operator[](std::uint32_t d) const { return made_[slot_[d]]; }
-    bool made(std::uint32_t d) const { return d < slot_.size() && slot_[d] != kNil; }
-    std::uint32_t slot(std::uint32_t d) const { return slot_[d]; }
-    std::uint32_t ids() const { return static_cast<std::uint32_t>(slot_.size()); }
-    /// n more ids, not made.
-    void add_ids(std::size_t n) { slot_.resize(slot_.size() + n, kNil); }
-    /// Makes id d (ids in increasing order); the caller fills the DirLink.
-    DirLink& make(std::uint32_t d) {
-      slot_[d] = static_cast<std::uint32_t>(made_.size());
-      made_.emplace_back().id = d;
-      return made_.back();
-    }
-    const std::vector<DirLink>& made_links() const { return made_; }
-
-   private:
-    std::vector<std::uint32_t> slot_;
-    std::vector<DirLink> made_;
-  };
+  /// The directed links made, by directed id (paged_ids.hpp), so that a platform of a few links on a large
+  /// fabric costs little. operator[] requires a made link.
+  using DirLinks = PagedIds<DirLink>;
   DirLinks dl;
   /// Per HCA: its injection link (an id in dl, after the cables' 2 * num_links) when the HCA rate cap is
   /// below its cable's rate, else kNil. Empty without a cap.
@@ -540,6 +522,7 @@ struct FlowEngine::Impl {
                                     link_bandwidth(l, static_cast<double>(link.rate_bps())));
       sl->set_latency(to_seconds(lat)); // what Host::route_to reports; flows get no SimGrid latency
       DirLink& dlk = dl.make(d);
+      dlk.id = d;
       dlk.link = sl->seal();
       dlk.impl = dlk.link->get_impl();
       dlk.lat_ps = lat.count_ps();
@@ -563,6 +546,7 @@ struct FlowEngine::Impl {
         injection[i] = dl.ids();
         dl.add_ids(1);
         DirLink& dlk = dl.make(injection[i]);
+        dlk.id = injection[i];
         dlk.link = sl->seal();
         dlk.impl = dlk.link->get_impl();
         ++links_made;
