@@ -783,6 +783,13 @@ RunResult ScenarioRunner::run() {
                                {"message_bytes", bg.message_bytes},
                                {"hcas", drivers_[b]->spec().hcas.size()},
                                {"stats", drivers_[b]->stats().to_json()}});
+    if (drivers_[b]->stats().messages_posted == 0) { // e.g. a start after the jobs ended
+      const Time end = last_end_ > Time::zero() ? last_end_ : engine_->now();
+      out_.warnings.push_back(s_.file + ": key 'background[" + std::to_string(b) +
+                              "]': no effect: it posted no message (start_us " +
+                              nlohmann::json(bg.start_us).dump() + ", the run ended at " +
+                              std::to_string(end.to_us()) + " us)");
+    }
   }
   out_.engine = engine_->report();
   if (capped_draws_) out_.warnings.push_back(calib::LognormalPareto::capped_note(capped_draws_));

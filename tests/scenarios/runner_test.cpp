@@ -111,6 +111,27 @@ TEST_CASE("runner: background traffic runs on the free nodes and stops with the 
   CHECK(a.collectives[0].samples_us.back() <= r.collectives[0].samples_us.back() + 1e-9);
 }
 
+TEST_CASE("runner: background traffic that starts after the jobs ended is a no-effect warning") {
+  J doc = {
+      {"fabric", small_tree(16)},
+      {"jobs", J::array({one_job(4, "1M", 2)})},
+      {"background",
+       J::array({{{"pattern", "uniform"}, {"load", 0.3}, {"message_bytes", "64K"}, {"start_us", 1e9}}})}};
+  const auto late = run_scenario(make_scenario(doc, "late.json", ""));
+  REQUIRE(late.background.size() == 1);
+  CHECK(late.background[0].at("stats").at("messages_posted") == 0);
+  std::string warning;
+  for (const auto& w : late.warnings)
+    if (w.find("background[0]") != std::string::npos) warning = w;
+  CHECK(warning.find(
+            "late.json: key 'background[0]': no effect: it posted no message (start_us 1000000000.0") == 0);
+  // Started during the job: it posts, and no such warning.
+  doc["background"][0]["start_us"] = 10;
+  const auto early = run_scenario(make_scenario(doc, "early.json", ""));
+  CHECK(early.background[0].at("stats").at("messages_posted").get<int>() > 0);
+  for (const auto& w : early.warnings) CHECK(w.find("posted no message") == std::string::npos);
+}
+
 TEST_CASE("runner: a JSON trace is replayed call by call") {
   const auto dir = std::filesystem::temp_directory_path() / "ibnetsim-runner-trace";
   std::filesystem::create_directories(dir);
