@@ -21,11 +21,14 @@ struct TestInfo {
   const char* redop;
   bool per_rank_parts; ///< size must split into ranks x elements
   int root = -1;       ///< the root column nccl-tests prints (0 for rooted collectives, -1 otherwise)
+  /// nccl-tests rounds each rank's part down to a multiple of this many elements (its ALIGN 4 for AllGather
+  /// and ReduceScatter: 32 B on 8 ranks gives count 0, as the Snellius all_gather log of tests/data prints).
+  std::uint64_t align = 1;
 };
 constexpr TestInfo kTests[] = {
     {"all_reduce_perf", "allreduce", "sum", false},
-    {"all_gather_perf", "allgather", "none", true},
-    {"reduce_scatter_perf", "reducescatter", "sum", true},
+    {"all_gather_perf", "allgather", "none", true, -1, 4},
+    {"reduce_scatter_perf", "reducescatter", "sum", true, -1, 4},
     {"alltoall_perf", "alltoall", "none", true},
     {"sendrecv_perf", "sendrecv", "sum", false}, // nccl-tests prints its (unused) default op
     {"broadcast_perf", "broadcast", "none", false, 0},
@@ -41,20 +44,29 @@ const TestInfo& info_of(const std::string& test) {
       "broadcast_perf or reduce_perf)");
 }
 
-std::vector<std::uint64_t> sizes_of(const NcclTestsOptions& o, std::uint32_t ranks) {
+/// The sizes nccl-tests measures from -b to -e by -f, each rounded down to what the test can split (whole
+/// elements per rank, aligned): sizes that round to 0 are left out and counted in `zero_rows` (nccl-tests
+/// prints them as "0 0" rows), and a size equal to the one before is left out.
+std::vector<std::uint64_t> sizes_of(const NcclTestsOptions& o, std::uint32_t ranks,
+                                    std::uint32_t* zero_rows) {
   if (o.min_bytes == 0 || o.max_bytes < o.min_bytes)
     throw InputError("-b/-e: need 0 < minBytes <= maxBytes (got " + std::to_string(o.min_bytes) + " and " +
                      std::to_string(o.max_bytes) + ")");
   if (o.factor < 2) throw InputError("-f: the step factor must be at least 2");
-  const bool parts = info_of(o.test).per_rank_parts;
-  const std::uint64_t unit = 4 * (parts ? ranks : 1);
+  const auto& ti = info_of(o.test);
+  const std::uint64_t unit = 4 * (ti.per_rank_parts ? ranks * ti.align : 1);
   std::vector<std::uint64_t> out;
+  if (zero_rows) *zero_rows = 0;
   for (std::uint64_t s = o.min_bytes; s <= o.max_bytes; s *= o.factor) {
     const auto rounded = s / unit * unit;
+    if (rounded == 0 && zero_rows) ++*zero_rows;
     if (rounded > 0 && (out.empty() || out.back() != rounded)) out.push_back(rounded);
     if (s > o.max_bytes / o.factor) break;
   }
-  if (out.empty()) throw InputError("-b/-e: no size holds a whole element per rank");
+  if (out.empty())
+    throw InputError("-b/-e: no size from " + std::to_string(o.min_bytes) + " to " +
+                     std::to_string(o.max_bytes) + " B holds a whole part per rank (" + o.test + " on " +
+                     std::to_string(ranks) + " ranks needs at least " + std::to_string(unit) + " B)");
   return out;
 }
 
@@ -75,7 +87,7 @@ nlohmann::json nccl_tests_scenario(const NcclTestsOptions& o) {
   const std::uint32_t nics = o.nics_per_node ? o.nics_per_node : o.gpus_per_node;
   const std::uint32_t ranks = o.nodes * o.gpus_per_node;
   nlohmann::json sizes = nlohmann::json::array();
-  for (const auto s : sizes_of(o, ranks)) sizes.push_back(s);
+  for (const auto s : sizes_of(o, ranks, nullptr)) sizes.push_back(s);
   nlohmann::json doc = {{"name", std::string("nccl-tests ") + o.test},
                         {"seed", o.seed},
                         {"engine", o.engine},
@@ -129,6 +141,7 @@ NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(con
   }();
   NcclTestsResult out;
   out.ranks = o.nodes * o.gpus_per_node;
+  (void)sizes_of(o, out.ranks, &out.zero_rows);
   out.results = results_json(r);
   const auto& ti = info_of(o.test);
   for (const auto& c : r.collectives) {
@@ -193,6 +206,15 @@ std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& 
     return std::string(b);
   };
   double bus_sum = 0;
+  // Sizes below one aligned element per rank: nccl-tests calls NCCL with count 0, which returns at once; it
+  // prints the call's host time (0.09-0.13 us in the Snellius log), which is not simulated: 0.00 here.
+  for (std::uint32_t k = 0; k < r.zero_rows; ++k) {
+    const auto& ti = info_of(o.test);
+    std::snprintf(line, sizeof line,
+                  "%12d  %12d  %8s  %6s  %6d  %s  %6.2f  %6.2f  %6s  %s  %6.2f  %6.2f  %6s\n", 0, 0, "float",
+                  ti.redop, ti.root, t(0).c_str(), 0.0, 0.0, "N/A", t(0).c_str(), 0.0, 0.0, "N/A");
+    s << line;
+  }
   for (const auto& row : r.rows) {
     std::snprintf(line, sizeof line, "%12llu  %12llu  %8s  %6s  %6d  %s  %6.2f  %6.2f  %6s  %s  %6.2f  %6.2f  %6s\n",
                   static_cast<unsigned long long>(row.size_bytes), static_cast<unsigned long long>(row.count),
@@ -202,7 +224,8 @@ std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& 
     bus_sum += row.oop_busbw + row.ip_busbw;
   }
   s << "# Out of bounds values : 0 OK\n";
-  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n", r.rows.empty() ? 0.0 : bus_sum / (2.0 * static_cast<double>(r.rows.size())));
+  std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n",
+                r.rows.empty() ? 0.0 : bus_sum / (2.0 * static_cast<double>(r.rows.size() + r.zero_rows)));
   s << line << "#\n# Collective test concluded: " << o.test << "\n#\n";
   return s.str();
 }

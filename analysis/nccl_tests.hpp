@@ -47,7 +47,10 @@ struct NcclTestsRow {
 };
 
 struct NcclTestsResult {
-  std::vector<NcclTestsRow> rows;
+  std::vector<NcclTestsRow> rows; ///< one per simulated size
+  /// Sizes of -b..-e that round to 0 (below one aligned element per rank): printed first as nccl-tests'
+  /// "0 0" rows with 0.00 times, and counted in the average bus bandwidth as nccl-tests counts them.
+  std::uint32_t zero_rows = 0;
   nlohmann::json results; ///< the underlying results.json document
   std::uint32_t ranks = 0;
 };

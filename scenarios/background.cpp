@@ -321,4 +321,16 @@ void BackgroundDriver::arrival(std::size_t i) {
   if (next < spec_.stop) engine_.call_at(std::max(next, engine_.now()), [this, i] { arrival(i); });
 }
 
+nlohmann::json background_result(const BackgroundDriver& d, const std::string& where, Time run_end,
+                                 std::vector<std::string>& warnings) {
+  const auto& spec = d.spec();
+  if (d.stats().messages_posted == 0)
+    warnings.push_back(where + ": no effect: it posted no message (start_us " +
+                       nlohmann::json(spec.start.to_us()).dump() + ", the run ended at " +
+                       std::to_string(run_end.to_us()) + " us)");
+  return {{"name", spec.name},        {"pattern", to_string(spec.pattern)},
+          {"load", spec.load},        {"message_bytes", spec.message_bytes},
+          {"hcas", spec.hcas.size()}, {"stats", d.stats().to_json()}};
+}
+
 } // namespace ibn::scen

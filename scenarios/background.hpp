@@ -140,4 +140,11 @@ class BackgroundDriver {
   BackgroundStats stats_;
 };
 
+/// results.json's `background[]` entry of a driver after its run (name, pattern, load, message size, HCAs,
+/// stats). A driver that posted no message (its start at or after `run_end`, when the last job stopped it)
+/// adds a warning to `warnings`: "<where>: no effect: it posted no message (start_us S, the run ended at E
+/// us)".
+nlohmann::json background_result(const BackgroundDriver& d, const std::string& where, Time run_end,
+                                 std::vector<std::string>& warnings);
+
 } // namespace ibn::scen

@@ -775,22 +775,10 @@ RunResult ScenarioRunner::run() {
   }
   for (auto& d : drivers_) d->start();
   engine_->run();
-  for (std::size_t b = 0; b < drivers_.size(); ++b) {
-    const auto& bg = s_.background[b];
-    out_.background.push_back({{"name", drivers_[b]->spec().name},
-                               {"pattern", to_string(bg.pattern)},
-                               {"load", bg.load},
-                               {"message_bytes", bg.message_bytes},
-                               {"hcas", drivers_[b]->spec().hcas.size()},
-                               {"stats", drivers_[b]->stats().to_json()}});
-    if (drivers_[b]->stats().messages_posted == 0) { // e.g. a start after the jobs ended
-      const Time end = last_end_ > Time::zero() ? last_end_ : engine_->now();
-      out_.warnings.push_back(s_.file + ": key 'background[" + std::to_string(b) +
-                              "]': no effect: it posted no message (start_us " +
-                              nlohmann::json(bg.start_us).dump() + ", the run ended at " +
-                              std::to_string(end.to_us()) + " us)");
-    }
-  }
+  for (std::size_t b = 0; b < drivers_.size(); ++b)
+    out_.background.push_back(
+        background_result(*drivers_[b], s_.file + ": key 'background[" + std::to_string(b) + "]'",
+                          last_end_ > Time::zero() ? last_end_ : engine_->now(), out_.warnings));
   out_.engine = engine_->report();
   if (capped_draws_) out_.warnings.push_back(calib::LognormalPareto::capped_note(capped_draws_));
   report_faults();
