@@ -617,6 +617,7 @@ Scenario make_scenario_checked(const nlohmann::json& doc_in, const std::string& 
 std::string note_override(const std::vector<std::string>& overrides, std::string msg) {
   const auto at = msg.find("key '");
   if (at == std::string::npos || overrides.empty()) return msg;
+  if (msg.find(" is from the command line, not the file)") != std::string::npos) return msg; // noted already
   const auto end = msg.find('\'', at + 5);
   if (end == std::string::npos) return msg;
   const std::string key = msg.substr(at + 5, end - at - 5);

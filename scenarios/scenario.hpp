@@ -164,8 +164,9 @@ calib::VariabilityModel effective_variability(const Scenario& s, const calib::Va
 void apply_packet_settings(const Scenario& s, pkt::PacketConfig& cfg);
 
 /// `msg` (an error "FILE: key 'K': ...") with the override that set K, or a key under or above it, named:
-/// "... (K from --set K=VALUE)". Errors found after the schema check name the scenario file and key; when the
-/// value came from an override, the file does not hold it.
+/// "... (K=VALUE is from the command line, not the file)". Errors found after the schema check name the
+/// scenario file and key; when the value came from an override, the file does not hold it. A message that
+/// carries the note already is returned as it is (make_scenario, build_world and run_scenario each add it).
 std::string note_override(const std::vector<std::string>& overrides, std::string msg);
 
 /// Parses and validates `doc`; `where` names it in errors; overrides are "path=value" applied first.

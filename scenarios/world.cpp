@@ -155,7 +155,16 @@ void check_timed_reroutes(const topo::Fabric& f, const std::vector<FaultAction>&
 }
 } // namespace
 
-World build_world(const Scenario& s) {
+namespace {
+World build_world_checked(const Scenario& s);
+} // namespace
+
+World build_world(const Scenario& s) try { return build_world_checked(s); } catch (const InputError& e) {
+  throw InputError(note_override(s.overrides, e.what())); // "FILE: key K" where K came from --set
+}
+
+namespace {
+World build_world_checked(const Scenario& s) {
   World w;
   w.fabric = build_fabric(s, &w.warnings, &w.fabric_source);
   if (s.nccl_collnet) // CollNet needs SHARP in the switches: NVIDIA's InfiniBand (Quantum) models have it
@@ -232,6 +241,7 @@ World build_world(const Scenario& s) {
   }
   return w;
 }
+} // namespace
 
 } // namespace ibn::scen
 

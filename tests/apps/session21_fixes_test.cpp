@@ -216,4 +216,14 @@ TEST_CASE("run --set: an error about a key the command line set says so, not onl
   CHECK(r.code == 2);
   CHECK(r.out.find("bad.json: key 'fabric.params': radix 16 at 7:3") != std::string::npos);
   CHECK(r.out.find("from the command line") == std::string::npos);
+  // Checks made while the world is built (after the scenario's own) carry the note too, once.
+  r = ibn::test::run_cli("run " + std::string(IBNETSIM_SOURCE_DIR) +
+                         "/scenarios/examples/dragonfly-allgather.json -q -o " + (dir / "d").string() +
+                         " --set packet.num_vls=1");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("key 'packet.num_vls': 1 VL with 'df-min' routing") != std::string::npos);
+  const auto note = r.out.find("(packet.num_vls=1 is from the command line, not the file)");
+  CHECK(note != std::string::npos);
+  CHECK(r.out.find("is from the command line", note + 40) == std::string::npos);
 }
