@@ -332,8 +332,9 @@ std::vector<CcRunResult> run_cc_experiment(const CcExperiment& e) {
     pkt::PacketNetwork net(sim, f, tables, cfg);
     BinSampler sampler(sim, net, Time::from_us(e.bin_us));
     const std::uint64_t msgs = (e.bytes_per_sender + e.message_bytes - 1) / e.message_bytes;
-    // The run ends when the last message is acknowledged: an RC retransmission timer still armed for an
-    // acknowledged message (packet.ack_timeout_us, 4.3 s) kept the clock, and the samplers, running.
+    // The run ends when the last message is acknowledged (before 2026-12-07 an RC retransmission timer still
+    // armed for an acknowledged message, packet.ack_timeout_us = 4.3 s, kept the clock and the samplers
+    // running).
     const std::uint64_t total = msgs * static_cast<std::uint64_t>(n);
     std::uint64_t acked = 0;
     Time last_ack = Time::zero();

@@ -805,8 +805,9 @@ RunResult ScenarioRunner::run() {
     fluid_report_["solves"] = coflows_->solves();
     out_.engine.extra["ring_fluid"] = fluid_report_;
   }
-  // Idle timers (an RC retransmission timer armed for a message already acknowledged) can keep the engine's
-  // clock running past the traffic; the run ends with the last collective (or background message).
+  // The run ends with the last collective (or background message), not with the engine's clock: an engine may
+  // still run idle timers after the traffic (the packet engine cancels its ACK timers with the last
+  // deadline).
   out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();
   out_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
   out_.manifest = manifest();

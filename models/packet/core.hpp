@@ -84,6 +84,11 @@ struct Core {
       if (pending.valid()) sim().cancel(pending);
       pending = schedule_at(std::max(t, now()));
     }
+    /// Drops the pending wake-up, if any.
+    void cancel() {
+      if (pending.valid() && sim().is_pending(pending)) sim().cancel(pending);
+      pending = EventHandle{};
+    }
     Core& core;
     HcaIndex h;
     EventHandle pending;
@@ -129,6 +134,9 @@ struct Core {
     Fifo ctrl;                          ///< ACK/NAK/CNP packets, sent before data
     std::vector<std::uint32_t> req_qps; ///< QPs this HCA is the requester of
     HcaTimer* timer = nullptr;          ///< ACK timeouts (made on first use: timer_of)
+    /// Requester QPs with an ACK deadline (Qp::rto_deadline before Time::max()); at 0 the timer is cancelled,
+    /// so that no wake-up of an acknowledged message keeps the clock running past the traffic (set_rto).
+    std::uint32_t timed_qps = 0;
     /// Wake-ups for sending (a posted message becomes eligible, a pacing gap or the injection cap ends): a
     /// separate timer, so that a wake-up per paced packet does not cancel and re-arm the far-off ACK timeout.
     /// Made on first use (pacer_of).
@@ -230,6 +238,19 @@ struct Core {
     return *hcas[h].pacer;
   }
   HcaTimer& make_timer(HcaIndex h, const char* what);
+  /// Sets qp.rto_deadline (Time::max(): none) and keeps Hca::timed_qps; the last deadline of an HCA cleared
+  /// cancels its ACK timer. The caller requests the timer for a new deadline, as before.
+  void set_rto(Qp& qp, Time t) {
+    const bool was = qp.rto_deadline != Time::max(), armed = t != Time::max();
+    qp.rto_deadline = t;
+    if (was == armed) return;
+    Hca& h = hcas[qp.src];
+    if (armed) {
+      ++h.timed_qps;
+    } else if (--h.timed_qps == 0 && h.timer != nullptr) {
+      h.timer->cancel();
+    }
+  }
   /// The injection rate as both engines define it (common::DeviceKnobs::injection_gbps) on an HCA's cable,
   /// in whole bit/s; the transmitter paces only when it is below the link rate.
   std::uint64_t hca_cap_bps(const topo::Link& link) const {

@@ -183,7 +183,7 @@ void Core::sm_sweep() {
 void Core::qp_error(std::uint32_t q) {
   Qp& qp = qps[q];
   qp.failed = true;
-  qp.rto_deadline = Time::max();
+  set_rto(qp, Time::max());
   QpFailure f{qp.src, qp.dst, qp.slot, sim.now(), {}};
   for (const std::uint32_t id : qp.sendq) {
     Msg& m = msgs[id];

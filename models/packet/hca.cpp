@@ -243,7 +243,7 @@ std::uint32_t Core::make_read_response(std::uint32_t q, Tx& tx) {
     stats.payload_bytes_sent += payload;
   }
   if (qp.rto_deadline == Time::max()) {
-    qp.rto_deadline = now + cfg.ack_timeout;
+    set_rto(qp, now + cfg.ack_timeout);
     timer_of(qp.src).request(qp.rto_deadline);
   }
   if (cc_dcqcn || cc_ibcc) pace(qp, wire, s.sl, now);
@@ -343,7 +343,7 @@ void Core::on_ack(std::uint32_t q, std::uint32_t psn) {
   Qp& qp = qps[q];
   if (qp.failed || !qp.ack(psn)) return; // stale, or the QP is in the error state
   complete_acked(q);
-  qp.rto_deadline = qp.unacked() ? sim.now() + cfg.ack_timeout : Time::max();
+  set_rto(qp, qp.unacked() ? sim.now() + cfg.ack_timeout : Time::max());
   if (qp.rto_deadline != Time::max()) timer_of(qp.src).request(qp.rto_deadline);
 }
 
@@ -370,7 +370,7 @@ void Core::on_timeout(std::uint32_t q) {
   Qp& qp = qps[q];
   if (qp.failed) return;
   if (!qp.unacked()) {
-    qp.rto_deadline = Time::max();
+    set_rto(qp, Time::max());
     return;
   }
   stats.timeouts++;
@@ -388,7 +388,7 @@ void Core::on_timeout(std::uint32_t q) {
     qp_error(q);
     return;
   }
-  qp.rto_deadline = sim.now() + cfg.ack_timeout;
+  set_rto(qp, sim.now() + cfg.ack_timeout);
   rewind(q, qp.una);
 }
 

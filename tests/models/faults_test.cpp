@@ -185,17 +185,40 @@ TEST_CASE("a leaf uplink degraded 4x -> 1x slows a flow crossing it 4 times") {
         doctest::Approx(4.0).epsilon(0.02).scale(0));
 }
 
+TEST_CASE("RC: the ACK timer of an acknowledged message does not keep the clock running past the traffic") {
+  // The HCA's ACK timer was left armed at the first packet's deadline (4.3 s with NCCL_IB_TIMEOUT 20) after
+  // the last ACK, so a run ended 4.3 s after its traffic (one idle wake-up per HCA). Now the last deadline of
+  // an HCA cleared cancels it: the run ends with the last ACK, on both event models.
+  const topo::Fabric f = tree32();
+  PacketConfig cfg;
+  REQUIRE(cfg.ack_timeout > Time::from_us(1'000'000));
+  for (const EventModel em : {EventModel::Fast, EventModel::Plain}) {
+    Run r(f, cfg, "ftree", em);
+    for (HcaIndex s = 0; s < 4; ++s) r.net->post({.src = s, .dst = s + 8, .bytes = 1 << 20});
+    r.sim.run();
+    Time last_ack = Time::zero();
+    for (MessageId i = 0; i < r.net->num_messages(); ++i) {
+      REQUIRE(r.net->message(i).is_acked);
+      last_ack = std::max(last_ack, r.net->message(i).acked);
+    }
+    CHECK(r.sim.now() >= last_ack);
+    CHECK(r.sim.now() < last_ack + Time::from_us(10));
+  }
+}
+
 TEST_CASE("conservation: a spine cable fails mid-run, every message delivered once, nothing left") {
   const topo::Fabric f = tree32();
   PacketConfig cfg;
   cfg.ack_timeout = ib_ack_timeout(6); // 262 us: lost tails are recovered within the test
-  const std::uint64_t bytes = 1 << 20;
+  // 8 MiB per message (each flow ~170 us): the traffic outlasts the link's return and the SM's sweep after
+  // it; fault events are Background and fire only while traffic remains (docs/engine.md).
+  const std::uint64_t bytes = 8 << 20;
   Run r(f, cfg, "ftree");
   FaultConfig fc;
   fc.sm_sweep_delay = Time::from_us(20);
   r.net->configure_faults(fc);
   const topo::LinkId dead = cable(f, "leaf-1", "spine-2");
-  r.net->schedule_link_down(dead, Time::from_us(10)); // mid-transfer (each flow takes ~21 us)
+  r.net->schedule_link_down(dead, Time::from_us(10)); // mid-transfer
   r.net->schedule_link_up(dead, Time::from_us(150));  // before the first ACK timeouts fire (~270 us)
   std::vector<int> delivered;
   r.net->on_delivered([&](const MessageRecord& m) {
