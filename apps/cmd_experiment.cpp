@@ -34,7 +34,7 @@ void add_experiment_command(CLI::App& app) {
       // Jain and goodput need an interval in which every sender is active (and something delivered in it).
       char jv[32] = "";
       if (r.jain_second_half) std::snprintf(jv, sizeof jv, "%.4f", *r.jain_second_half);
-      const std::string jain = r.jain_second_half ? jv : "n/a (no interval with every sender active)";
+      const std::string jain = r.jain_second_half ? jv : "n/a (" + r.jain_note + ")";
       char gp[64] = "n/a";
       if (r.bottleneck_gbps) std::snprintf(gp, sizeof gp, "%.1f Gb/s", *r.bottleneck_gbps);
       std::printf("%-28s Jain(2nd half) %s  queue mean %.0f B max %.0f B  goodput %s  marks %llu  CNPs %llu  "

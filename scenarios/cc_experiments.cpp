@@ -293,6 +293,7 @@ nlohmann::json CcRunResult::summary() const {
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"label", label},
           {"jain_second_half", opt(jain_second_half)},
+          {"jain_note", jain_note.empty() ? nlohmann::json(nullptr) : nlohmann::json(jain_note)},
           {"mean_queue_bytes", mean_queue_bytes},
           {"max_queue_bytes", max_queue_bytes},
           {"bottleneck_gbps", opt(bottleneck_gbps)},
@@ -431,6 +432,11 @@ std::vector<CcRunResult> run_cc_experiment(const CcExperiment& e) {
     if (window && sum2 > 0) {
       r.jain_second_half = sum * sum / (n * sum2);
       r.bottleneck_gbps = sum * 8 / ((first_done - mid) * 1e3);
+    } else {
+      r.jain_note = window
+                        ? "no message delivered in the second half of the interval with every sender active "
+                          "(fewer, larger messages than that half holds: lower message_bytes)"
+                        : "no interval with every sender active";
     }
     // The bottleneck: the switch's port toward the receiver.
     for (const auto& tr : net.queue_traces())

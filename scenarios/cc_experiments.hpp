@@ -79,6 +79,7 @@ struct CcRunResult {
   /// (or nothing was delivered in it).
   std::optional<double> jain_second_half;
   std::optional<double> bottleneck_gbps; ///< delivered goodput in that half
+  std::string jain_note;                 ///< why jain_second_half is none (empty when it is a number)
   double mean_queue_bytes = 0;           ///< over the same half (the whole run when there is none)
   double max_queue_bytes = 0;
   std::uint64_t ecn_marks = 0, cnps = 0, rate_cuts = 0, pause_frames = 0, fecn_marks = 0;

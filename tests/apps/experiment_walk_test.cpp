@@ -167,6 +167,17 @@ TEST_CASE("experiment walk 5: Jain and goodput are null, not 0, without an inter
   const auto s2 = ibn::test::read_json_file((dir / "out" / "summary.json").string());
   CHECK(s2["runs"][0]["jain_second_half"].get<double>() > 0.5);
   CHECK(s2["runs"][0]["bottleneck_gbps"].get<double>() > 20);
+  CHECK(s2["runs"][0]["jain_note"].is_null());
+  // Both senders active together, but one message each: the first delivery ends the window, nothing is
+  // delivered inside its second half. The note says so instead of "no interval with every sender active".
+  const auto one = experiment(dir, R"({"name": "one-message", "senders": 2, "link": "4xFDR10",
+                                      "bytes_per_sender": "1M", "message_bytes": "1M"})");
+  INFO(one.out);
+  REQUIRE(one.code == 0);
+  const auto s3 = ibn::test::read_json_file((dir / "out" / "summary.json").string());
+  CHECK(s3["runs"][0]["jain_second_half"].is_null());
+  CHECK(s3["runs"][0]["jain_note"].get<std::string>().find("no message delivered in the second half") == 0);
+  CHECK(one.out.find("n/a (no message delivered in the second half") != std::string::npos);
 }
 
 TEST_CASE("experiment walk 6: SVG text is escaped, empty charts say no data, CSV fields are quoted") {
