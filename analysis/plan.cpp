@@ -459,7 +459,7 @@ nlohmann::json run_plan(const PlanOptions& opt) {
       {"pareto", pareto},
       {"recommendation", rec},
       {"notes", notes}};
-  std::filesystem::create_directories(opt.out_dir);
+  make_output_folder(opt.out_dir);
   write_file_atomic(opt.out_dir + "/plan.json", plan.dump(2) + "\n");
   return plan;
 }

@@ -2,12 +2,14 @@
 
 #include "analysis/results.hpp"
 #include "analysis/segments.hpp"
+#include "models/engines.hpp"
 #include "scenarios/runner.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/build_id.hpp"
 #include "sim/child_processes.hpp"
 #include "sim/error.hpp"
 #include "sim/progress.hpp"
+#include "sim/units.hpp"
 #include "sim/version.hpp"
 
 #include <atomic>
@@ -258,7 +260,8 @@ run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, co
 std::vector<std::string>
 check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
              const std::function<std::string(const std::string&, const std::string&)>& same,
-             const std::function<std::string(const StudyPoint&, const std::string&)>& blame) {
+             const std::function<std::string(const StudyPoint&, const std::string&)>& blame,
+             std::optional<scen::EngineKind> engine) {
   std::map<std::string, std::string> seen;  // effective scenario -> point id
   std::map<std::string, std::size_t> inert; // a key the scenario gives that changes nothing -> points
   std::string fabric_key;                   // the fabric configuration `fabric` was built from
@@ -274,6 +277,14 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
         const std::string key = s.fabric_file + "\n" + s.fabric_generator + "\n" + s.fabric_params.dump();
         if (key != fabric_key) fabric = scen::build_fabric(s), fabric_key = key;
         scen::check_placement(s, fabric);
+        // What the point's engine ignores (the run says so only in the point's results.json): a flow point
+        // labelled dcqcn runs without CC.
+        pkt::PacketConfig device;
+        scen::apply_packet_settings(s, device);
+        const std::string name = scen::to_string(engine.value_or(s.engine));
+        const auto engines = eng::builtin_engines();
+        for (const auto& w : eng::ignored_features(name, engines.get(name).factory.capabilities, device))
+          ++inert[w];
       }
     } catch (const InputError& e) {
       throw InputError(blame(p, e.what()));
@@ -281,6 +292,24 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
     if (!first.empty()) throw InputError(same(first, p.id));
   }
   return scen::study_no_effect(inert, points.size());
+}
+
+std::vector<std::string> unmeasured_notes(const std::vector<StudyPoint>& points,
+                                          const std::vector<PointResult>& results) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < points.size() && i < results.size(); ++i) {
+    const auto& r = results[i];
+    std::string why; // the point's run warnings that explain it (a time limit, a failed QP)
+    for (const auto& w : r.warnings)
+      if (w.find("max_sim_time_ms") != std::string::npos || w.find("QP") != std::string::npos)
+        why += (why.empty() ? "" : "; ") + w;
+    for (const auto& c : r.collectives)
+      if (!c.background && !c.completion_us)
+        out.push_back("point " + points[i].id + ": job " + c.job + ", " + c.op + " " +
+                      format_size(c.size_bytes) + ": no measured iteration completed" +
+                      (why.empty() ? "" : " (" + why + ")") + "; left out of the rows");
+  }
+  return out;
 }
 
 std::vector<PointResult> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir) {

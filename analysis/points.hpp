@@ -57,12 +57,21 @@ run_points(const scen::Scenario& base, const std::vector<StudyPoint>& points, co
 /// Checks every point of a study before any runs (a bad value fails fast, naming its point): its keys, that
 /// its jobs fit its fabric as the run would place them (faults at t = 0 applied), and that no two points are
 /// the same scenario (`same(first_id, id)` is that error's text). `blame(point, message)` words an error
-/// raised for a point. Returns the study's "no effect" warnings (scen::study_no_effect). One fabric is held
-/// at a time, rebuilt when the fabric configuration changes.
+/// raised for a point. Returns the study's "no effect" warnings (scen::study_no_effect), and what a point's
+/// engine (`engine`, else the point's `engine` key) ignores of what the point asks for
+/// (eng::ignored_features: cc.algorithm dcqcn on the flow engine runs without CC), each once with the points
+/// it holds for. One fabric is held at a time, rebuilt when the fabric configuration changes.
 std::vector<std::string>
 check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
              const std::function<std::string(const std::string&, const std::string&)>& same,
-             const std::function<std::string(const StudyPoint&, const std::string&)>& blame);
+             const std::function<std::string(const StudyPoint&, const std::string&)>& blame,
+             std::optional<scen::EngineKind> engine = std::nullopt);
+
+/// One warning per collective of a point that completed no measured iteration (run.max_sim_time_ms reached,
+/// a QP failure): the study's rows leave it out, so the study says so ("point P: job J, allreduce 1 MiB: no
+/// measured iteration completed (...); left out of the rows"), with the point's own run warnings.
+std::vector<std::string> unmeasured_notes(const std::vector<StudyPoint>& points,
+                                          const std::vector<PointResult>& results);
 
 /// Reads every point's results.json (after all ranks are done); InputError naming a missing file.
 std::vector<PointResult> collect_points(const std::vector<StudyPoint>& points, const std::string& out_dir);

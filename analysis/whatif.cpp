@@ -335,7 +335,9 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
     rows.push_back({{"point", p.id},
                     {"oversubscription", p.oversubscription},
                     {"ratio", row.ratio},
-                    {"ratio_measured", row.ratio_measured},
+                    // (null where the graph has no leaf ratio: a dragonfly, as the point's results.json says)
+                    {"ratio_measured",
+                     row.ratio_measured > 0 ? nlohmann::json(row.ratio_measured) : nlohmann::json(nullptr)},
                     {"routing", p.routing},
                     {"cc", pkt::to_string(p.cc)},
                     {"job", c.job},
@@ -377,6 +379,8 @@ nlohmann::json run_whatif(const scen::Scenario& base, const WhatifOptions& opt) 
         {"points", point_list}}},
       {"rows", rows}};
   if (!opt.faults.empty()) doc["manifest"]["dimensions"]["faults"] = opt.faults;
+  if (const auto notes = unmeasured_notes(study, results); !notes.empty())
+    doc["manifest"]["warnings"] = notes;
   write_file_atomic(opt.out_dir + "/whatif.json", doc.dump(2) + "\n");
   return doc;
 }

@@ -68,6 +68,7 @@ void add_nccl_tests_command(CLI::App& app) {
                                      {"jobs[0].workload.algorithm", "--algo"}})
         if (kv.rfind(std::string(key) + "=", 0) == 0)
           throw InputError("--set " + kv + ": '" + key + "' is set by " + opt + ", not by --set");
+    refuse_set_twice(p->o.sets);
     analysis::refuse_job_keys_in_sets(p->o.sets, "--set", "the command's TEST, -b/-e/-f, -g, --nodes, -n",
                                       true);
     p->o.min_bytes = parse_size_bytes(p->b, "-b");

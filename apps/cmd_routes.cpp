@@ -40,7 +40,7 @@ void add_routes_command(CLI::App& topo) {
       ->capture_default_str();
   c->add_option("--roots", o->roots, "updn: comma-separated root switch names (default: the highest tier)");
   c->add_option("-o,--output", o->out, "output file ('-' = stdout)")->capture_default_str();
-  c->callback([o] {
+  c->callback([o, c] {
     if (o->out != "-") refuse_output_equal_to_input(o->out, {o->input}, "-o");
     const auto reg = routing::builtin_routing();
     const auto& algo = reg.get(o->routing); // unknown name: InputError listing the known ones
@@ -48,6 +48,10 @@ void add_routes_command(CLI::App& topo) {
     for (const auto& w : loaded.warnings) std::cerr << "warning: " << w << "\n";
     routing::RoutingOptions opt;
     opt.roots = split_commas(o->roots);
+    if (c->count("--roots") && o->routing != "updn")
+      throw InputError("--roots: only updn takes root switches, not '" + o->routing + "'");
+    if (c->count("--roots") && opt.roots.empty()) throw InputError("--roots: no switch name given");
+    refuse_listed_twice(opt.roots, "--roots");
     const auto tables = algo.factory(loaded.fabric, opt);
     for (const auto& n : tables.notes()) std::cerr << "note: " << n << "\n";
     if (tables.lids().max_lid() > routing::kMaxUnicastLid)

@@ -101,6 +101,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace-limit", o->trace_limit, "most spans in the trace")->capture_default_str();
   add_tail_precision_options(cmd, o->tail_precision, o->max_iters);
   cmd->callback([o] {
+    refuse_set_twice(o->sets);
     auto sets = o->sets;
     if (o->seed >= 0) sets.push_back("seed=" + std::to_string(o->seed));
     if (!o->engine.empty()) sets.push_back("engine=" + o->engine);

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -67,6 +68,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o, cmd] {
     if (o->seeds < 1) throw InputError("--seeds: " + std::to_string(o->seeds) + " (at least 1)");
+    if (!(o->wait_s > 0) || !std::isfinite(o->wait_s))
+      throw InputError("--wait-s: " + std::to_string(o->wait_s) + " (a positive number of seconds)");
     if (cmd->count("--jobs") && o->jobs == 0) throw InputError("-j: at least 1"); // as whatif says it
     const auto base = scen::load_scenario(o->scenario);
     // Dimensions: key and its values.
@@ -88,6 +91,14 @@ void add_sweep_command(CLI::App& app) {
       refuse_listed_twice(vals, "--vary " + key);
       dims.emplace_back(key, vals);
     }
+    // The point list is made before anything runs: bounded first (--seeds 4000000000 filled the memory).
+    constexpr double kMaxPoints = 100000;
+    double count = o->seeds;
+    for (const auto& d : dims) count *= static_cast<double>(d.second.size());
+    if (count > kMaxPoints)
+      throw InputError("sweep: " + std::to_string(static_cast<unsigned long long>(count)) +
+                       " points (the --vary values' product x --seeds " + std::to_string(o->seeds) +
+                       "), above the limit of 100,000; split the study");
     std::vector<analysis::StudyPoint> points{{"", {}}};
     for (const auto& [key, vals] : dims) {
       std::vector<analysis::StudyPoint> next;
@@ -208,10 +219,19 @@ void add_sweep_command(CLI::App& app) {
     }
     nlohmann::json dimj = nlohmann::json::object();
     for (const auto& [k, v] : dims) dimj[k] = v;
-    const nlohmann::json summary = {
-        {"manifest", {{"scenario", base.name}, {"source", base.file}, {"config", base.effective},
-                      {"dimensions", dimj}, {"seeds", o->seeds}, {"mpi_ranks", ranks}, {"points", points.size()}}},
-        {"rows", rows}};
+    nlohmann::json summary = {{"manifest",
+                               {{"scenario", base.name},
+                                {"source", base.file},
+                                {"config", base.effective},
+                                {"dimensions", dimj},
+                                {"seeds", o->seeds},
+                                {"mpi_ranks", ranks},
+                                {"points", points.size()}}},
+                              {"rows", rows}};
+    if (const auto notes = analysis::unmeasured_notes(points, results); !notes.empty()) {
+      summary["manifest"]["warnings"] = notes;
+      for (const auto& n : notes) std::cerr << "warning: " << n << "\n";
+    }
     write_file_atomic(o->out + "/summary.json", summary.dump(2) + "\n");
     write_file_atomic(o->out + "/summary.csv", csv.str());
     std::cerr << "wrote " << o->out << "/summary.json and summary.csv (" << points.size() << " points)\n";

@@ -91,6 +91,7 @@ void add_whatif_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o, cmd] {
     const auto t0 = std::chrono::steady_clock::now();
+    refuse_set_twice(o->sets);
     const auto s = o->scenario.empty() ? scen::make_scenario(scen::default_scenario_json(),
                                                              "built-in default study", "", o->sets)
                                        : scen::load_scenario(o->scenario, o->sets);
@@ -171,12 +172,15 @@ void add_whatif_command(CLI::App& app) {
                return "points " + first + " and " + id +
                       " are the same scenario (two tokens of one setting); give each setting once";
              },
-             [](const analysis::StudyPoint&p, const std::string&m) { return "point " + p.id + ": " + m; }))
+             [](const analysis::StudyPoint&p, const std::string&m) { return "point " + p.id + ": " + m; },
+             wo.engine))
       std::cerr << "warning: " << w << "\n";
     const bool flow = wo.engine.value_or(s.engine) == scen::EngineKind::Flow;
     std::cerr << "ibnetsim whatif: " << s.name << ", " << points.size() << " points, " << wo.threads
               << (flow ? " child process(es)" : " thread(s)") << " at a time, writing " << o->out << "/\n";
     const auto doc = analysis::run_whatif(s, wo);
+    for (const auto& w : doc.at("manifest").value("warnings", nlohmann::json::array()))
+      std::cerr << "warning: " << w.get<std::string>() << "\n";
     std::cout << analysis::whatif_table(doc);
     write_file_atomic(o->out + "/report.html", analysis::render_report(doc, o->out + "/whatif.json"));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

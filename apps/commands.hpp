@@ -97,6 +97,17 @@ inline void refuse_listed_twice(const std::vector<std::string>& values, const st
   refuse_listed_twice(values, values, flag);
 }
 
+/// `--set KEY=VALUE` given twice for one KEY: the last one used to win silently. InputError naming both.
+inline void refuse_set_twice(const std::vector<std::string>& sets, const std::string& flag = "--set") {
+  std::vector<std::string> keys;
+  for (const auto& kv : sets) keys.push_back(kv.substr(0, kv.find('=')));
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (keys[i] == keys[k])
+        throw InputError(flag + " " + sets[i] + ": key '" + keys[i] + "' is already set by " + flag + " " +
+                         sets[k] + "; give each key once");
+}
+
 /// Ratios compared by value (1:1 and 2:2 are one ratio): `R` has value() and to_string() (topo::Ratio).
 template <typename R> void refuse_equal_ratios(const std::vector<R>& ratios, const std::string& flag) {
   for (std::size_t i = 0; i < ratios.size(); ++i)

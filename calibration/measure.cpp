@@ -1,5 +1,6 @@
 #include "calibration/measure.hpp"
 
+#include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 
 #include <cctype>
@@ -231,7 +232,7 @@ nlohmann::json run_measure(const MeasureOptions& o) {
       std::string remote = shell_quote("test") + " -e " + shell_quote(o.sysfs_root + "/" + o.device);
       for (const auto& t : o.tools) remote += " && command -v " + shell_quote(t) + " >/dev/null";
       const std::vector<std::string> argv{o.ssh_program, "-o", "BatchMode=yes", host, "--", remote};
-      fs::create_directories(o.out_dir);
+      make_output_folder(o.out_dir);
       const std::string out = (fs::path(o.out_dir) / "preflight.out").string();
       const std::string err = (fs::path(o.out_dir) / "preflight.err").string();
       const Spawned s = spawn(argv, out, err);
@@ -243,7 +244,7 @@ nlohmann::json run_measure(const MeasureOptions& o) {
     }
   }
 
-  fs::create_directories(o.out_dir);
+  make_output_folder(o.out_dir);
   nlohmann::json manifest;
   manifest["generator"] = "ibnetsim calibrate measure";
   manifest["started_utc"] = utc_now();

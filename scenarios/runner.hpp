@@ -85,6 +85,9 @@ std::vector<JobPlacementRequest> placement_requests(const Scenario& s, std::size
 /// faults at t = 0 as the run applies them (more cables asked than the tier has, an HCA cut off): studies
 /// check every point this way before running the first.
 void check_placement(const Scenario& s, const topo::Fabric& f);
+/// InputError naming `file`'s routing.algorithm when `algo` is a routing the engines cannot run (df-valiant,
+/// df-ugal: tables only); build_world and check_placement call it.
+void refuse_tables_only_routing(const std::string& file, const std::string& algo);
 /// The fastest link rate at HCA `hca` (an index into the routing tables' HCAs), Gb/s; 0 without links.
 double hca_link_gbps(const World& w, std::uint32_t hca);
 /// The engine's latency of a message from HCA `hca` to another HCA of its leaf switch (the shortest

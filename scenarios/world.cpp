@@ -112,7 +112,16 @@ std::vector<JobPlacementRequest> placement_requests(const Scenario& s, std::size
   return reqs;
 }
 
+void refuse_tables_only_routing(const std::string& file, const std::string& algo) {
+  if (algo == "df-valiant" || algo == "df-ugal")
+    throw InputError(file + ": key 'routing.algorithm': '" + algo +
+                     "' is not implemented in the engines: its per-message choice of a non-minimal path is "
+                     "not made, so every message would take the minimal path and the results would be "
+                     "df-min's under another name; use df-min (`topo routes` prints its tables)");
+}
+
 void check_placement(const Scenario& s, const topo::Fabric& f) {
+  refuse_tables_only_routing(s.file, s.routing);
   const auto pool = NodePool::from_fabric(f, placement_nics(s));
   Rng rng = Rng::for_stream(s.seed, "placement");
   (void)place_jobs(pool, placement_requests(s, pool.size()), rng);
@@ -182,11 +191,7 @@ World build_world_checked(const Scenario& s) {
                                                                                  : "updn";
   }
   w.routing_name = algo;
-  if (algo == "df-valiant" || algo == "df-ugal")
-    throw InputError(s.file + ": key 'routing.algorithm': '" + algo +
-                     "' is not implemented in the engines: its per-message choice of a non-minimal path is "
-                     "not made, so every message would take the minimal path and the results would be "
-                     "df-min's under another name; use df-min (`topo routes` prints its tables)");
+  refuse_tables_only_routing(s.file, algo);
   const auto reg = routing::builtin_routing();
   try {
     w.tables = std::make_unique<routing::RoutingTables>(reg.get(algo).factory(w.fabric, {}));

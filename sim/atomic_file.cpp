@@ -68,6 +68,14 @@ void replace_atomically(const std::string& shown, const fs::path& target, const 
 
 } // namespace
 
+void make_output_folder(const std::string& path, const std::string& flag) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw InputError(flag + " " + path + ": cannot create folder: " + ec.message());
+  if (!std::filesystem::is_directory(path, ec))
+    throw InputError(flag + " " + path + ": exists and is not a folder");
+}
+
 bool names_stdout(const std::string& path) {
   return path == "-" || path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1";
 }

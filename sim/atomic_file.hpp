@@ -19,6 +19,10 @@ void write_file_atomic(const std::string& path, const std::string& content);
 /// (write_file_atomic writes there instead of replacing a file).
 bool names_stdout(const std::string& path);
 
+/// Creates the folder `path` and its parents (nothing when it exists); InputError "FLAG PATH: cannot create
+/// folder ...: REASON" when it cannot (a file on the way, no permission, /proc), never a filesystem_error.
+void make_output_folder(const std::string& path, const std::string& flag = "-o");
+
 /// Reads a whole file; throws InputError naming the path when it cannot be opened.
 std::string read_file(const std::string& path);
 
