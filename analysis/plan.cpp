@@ -102,7 +102,8 @@ std::vector<PlanDesign> plan_designs(const PlanOptions& opt, const topo::Catalog
       const std::vector<int> tiers = opt.tiers.empty() ? std::vector<int>{0} : opt.tiers;
       for (const int t : tiers) {
         std::vector<PlanDesign> cands;
-        int partial = 0;
+        int partial = 0, refused = 0;
+        std::string refusal; // the generator's reason for the first exact split it refused (capacity, ...)
         for (int su = 1; su <= sw->ports; ++su) {
           if (static_cast<std::int64_t>(su) * r.up % r.down != 0) continue;
           if (su + su * r.up / r.down > sw->ports) continue;
@@ -121,7 +122,8 @@ std::vector<PlanDesign> plan_designs(const PlanOptions& opt, const topo::Catalog
           topo::Fabric f;
           try {
             f = topo::build_rail_optimized(p);
-          } catch (const InputError&) {
+          } catch (const InputError& e) {
+            if (refused++ == 0) refusal = e.what();
             continue;
           }
           PlanDesign d;
@@ -142,10 +144,15 @@ std::vector<PlanDesign> plan_designs(const PlanOptions& opt, const topo::Catalog
           cands.push_back(std::move(d));
         }
         if (cands.empty()) {
-          if (notes)
+          if (notes) {
+            std::string why = std::to_string(partial) + " splits would leave a scalable unit partly filled";
+            if (refused > 0)
+              why += "; " + std::to_string(refused) + " exact split(s) refused by the generator, e.g. " +
+                     refusal;
             notes->push_back(r.to_string() + " on " + model +
-                             (t ? " (" + std::to_string(t) + " tiers)" : "") + ": no exact design (" +
-                             std::to_string(partial) + " splits would leave a scalable unit partly filled)");
+                             (t ? " (" + std::to_string(t) + " tiers)" : "") + ": no exact design (" + why +
+                             ")");
+          }
           continue;
         }
         std::stable_sort(cands.begin(), cands.end(), [](const PlanDesign& a, const PlanDesign& b) {
@@ -399,8 +406,12 @@ nlohmann::json run_plan(const PlanOptions& opt) {
     double best_p99 = std::numeric_limits<double>::infinity();
     for (const auto& d : out_designs) best_p99 = std::min(best_p99, p99_of(d));
     const nlohmann::json* pick = nullptr;
+    // At equal cost the lower p99 wins, so the pick is on the Pareto front (it picked the first listed).
     for (const auto& d : out_designs)
-      if (p99_of(d) <= 1.10 * best_p99 && (!pick || d.at("cost_usd") < pick->at("cost_usd"))) pick = &d;
+      if (p99_of(d) <= 1.10 * best_p99 &&
+          (!pick || d.at("cost_usd") < pick->at("cost_usd") ||
+           (d.at("cost_usd") == pick->at("cost_usd") && p99_of(d) < p99_of(*pick))))
+        pick = &d;
     const nlohmann::json* reference = &out_designs[ref[pick->at("switch").get<std::string>()]];
     std::ostringstream o;
     const double save = reference->at("cost_usd").get<double>() - pick->at("cost_usd").get<double>();

@@ -28,7 +28,7 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("OUT_DIR", o->in, "output folder of `whatif` or `run` (or the JSON file itself)")
       ->required();
   cmd->add_option("-o,--output", o->out, "HTML file to write (default OUT_DIR/report.html; - for stdout)");
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
     const auto input = analysis::load_report_input(o->in);
     const std::string html = analysis::render_report(input.doc, input.path);
     if (o->out == "-") {
@@ -36,6 +36,7 @@ void add_report_command(CLI::App& app) {
       return;
     }
     std::string out = o->out;
+    if (cmd->count("-o") && out.empty()) throw InputError("-o: the output path is empty");
     if (out.empty()) {
       const auto parent = std::filesystem::path(input.path).parent_path();
       out = (parent.empty() ? std::filesystem::path("report.html") : parent / "report.html").string();

@@ -37,6 +37,28 @@ int main(int argc, char** argv) {
   ibn::app::add_experiment_command(app);
   ibn::app::add_plan_command(app);
   try {
+    // An unknown command word (`ibnetsim foo`, `topo describe`) drew CLI11's "A subcommand is required":
+    // name it and the commands of that level instead.
+    const CLI::App* level = &app;
+    std::string path = "ibnetsim";
+    for (int i = 1; i < argc; ++i) {
+      const std::string word = argv[i];
+      const auto subs = level->get_subcommands([](const CLI::App*) { return true; });
+      if (word.empty() || word[0] == '-' || subs.empty()) break;
+      const CLI::App* next = nullptr;
+      std::string known;
+      for (const auto* sc : subs) {
+        if (sc->check_name(word)) next = sc;
+        known += (known.empty() ? "" : ", ") + sc->get_name();
+      }
+      if (next == nullptr) {
+        if (!level->get_options([](const CLI::Option* o) { return o->get_positional(); }).empty()) break;
+        throw ibn::InputError("'" + word + "' is not a command of " + path + " (commands: " + known + "; " +
+                              path + " --help lists them)");
+      }
+      level = next;
+      path += " " + next->get_name();
+    }
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);

@@ -96,7 +96,8 @@ Schema build_schema() {
       "Generator parameters, as `ibnetsim topo generate` takes them (fat-tree: tiers, radix, hosts, "
       "oversubscription, leaf-ports, rails, rate, cable-m; rail-optimized: nodes, nics-per-node, su-nodes, "
       "radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m; dragonfly: a, p, h, g, "
-      "arrangement, rate; every generator: switch-model, the catalog model whose port-to-port latency its "
+      "arrangement, rate; every generator: max-hosts, the size bound, and switch-model, the catalog model "
+      "whose port-to-port latency its "
       "switches pay, e.g. \"quantum-2\" or \"leaf=spectrum-3,spine=spectrum-4\" (docs/packet-models.md)).");
   add("routing.algorithm", K::String, "", "auto",
       "Static routing: auto (ftree on generated fat-trees, df-min on dragonflies, updn otherwise) or a "

@@ -68,7 +68,11 @@ Part parse_part(const nlohmann::json& e, const std::string& kind, const std::str
     if (f == "rate") {
       if (!e[f].is_string()) throw InputError(at + ": key 'rate' must be a string such as NDR or 800Gbps");
       p.rate = e[f];
-      rate_text_gbps(p.rate); // validates
+      try {
+        rate_text_gbps(p.rate); // validates
+      } catch (const InputError& err) {
+        throw InputError(at + ": key 'rate': " + err.what());
+      }
       continue;
     }
     if (!e[f].is_number()) throw InputError(at + ": key '" + f + "' must be a number");
@@ -211,6 +215,17 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
                        " (known: " + list + ")");
     }
   }
+  // A part of another rate than the fabric's links is priced as asked, and said (plan refuses the same).
+  auto other_rate = [&](const Part* p, const std::string& flag) {
+    if (p && p->rate_gbps() > 0 && std::abs(p->rate_gbps() - rate) > 1e-6) {
+      char m[160];
+      std::snprintf(m, sizeof m,
+                    "%s %s runs %g Gb/s ports but the fabric's links run %g Gb/s: priced as asked",
+                    flag.c_str(), p->model.c_str(), p->rate_gbps(), rate);
+      b.warnings.push_back(m);
+    }
+  };
+  other_rate(forced, "--switch");
   // The fabric's own model of a switch (Node::switch_model, a topology/switch_models.hpp id such as
   // "quantum-2"): the catalog part that model names, the one with the switch's radix first.
   std::map<std::string, std::size_t> model_not_in_catalog; // fabric model -> switches priced by radix instead
@@ -243,6 +258,7 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
   if (!opt.nic_model.empty()) {
     nic = c.find(c.nics, opt.nic_model);
     if (!nic) throw InputError("--nic-model: '" + opt.nic_model + "' is not in the catalog " + c.file);
+    other_rate(nic, "--nic-model");
   } else {
     for (const auto& n : c.nics)
       if (std::abs(n.rate_gbps() - rate) < 1e-6) {
@@ -307,7 +323,7 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
     ++sc.second;
     ++sw_by_tier[{p->model, node.tier}];
   }
-  if (split_switches > 0)
+  if (split_switches > 0) // (the cable warning is added after the loop over cables, below)
     b.warnings.push_back(
         std::to_string(split_switches) +
         " switch(es) in split mode (more ports, reported or cabled, than the model has, all "
@@ -317,12 +333,14 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
   std::map<std::pair<std::string, int>, std::pair<std::int64_t, double>> cable_lines; // (model, tier) -> n, m
   std::map<int, std::int64_t> twin_by_tier, single_by_tier;
   std::set<std::pair<NodeId, int>> cages_with_fibre;
-  std::int64_t hca_modules = 0;
+  std::int64_t hca_modules = 0, too_long = 0;
+  double longest = 0;
   for (const Link& l : f.links()) {
     const Node& a = f.node(l.a.node);
     const Node& bnode = f.node(l.b.node);
     const int upper = std::max(a.tier, bnode.tier);
     const Part& cp = cable_part(l.length_m);
+    if (cp.max_length_m < l.length_m) ++too_long, longest = std::max(longest, l.length_m);
     auto& t = tiers[upper];
     t.index = upper;
     t.tier = tier_name(upper);
@@ -348,6 +366,14 @@ Bom bill_of_materials(const Fabric& f, const Catalog& c, const BomOptions& opt) 
         ++hca_modules;
       }
     }
+  }
+  if (too_long > 0) {
+    char m[32];
+    std::snprintf(m, sizeof m, "%g", longest);
+    b.warnings.push_back(std::to_string(too_long) + " cable(s) longer than any catalog cable spans (up to " +
+                         m + " m; the longest, " + c.cables.back().model + ", reaches " +
+                         std::to_string(static_cast<long long>(c.cables.back().max_length_m)) +
+                         " m): priced as " + c.cables.back().model + ", which no such link can use");
   }
   for (auto& [idx, t] : tiers) {
     if (auto it = twin_by_tier.find(idx); it != twin_by_tier.end()) t.transceivers += it->second;

@@ -636,7 +636,7 @@ Registry<GeneratorFactory> builtin_generators() {
       "rail-optimized",
       "SuperPOD-style rails: NIC i of every node of a scalable unit on leaf i of that SU; keys: nodes, "
       "nics-per-node, su-nodes, radix, tiers, oversubscription, pod-sus, planes, ufm-ports, rate, cable-m, "
-      "switch-model",
+      "max-hosts, switch-model",
       with_switch_model("rail-optimized", [](const std::map<std::string, std::string>& kv) {
         return build_rail_optimized_from_params(kv);
       }));

@@ -127,3 +127,69 @@ TEST_CASE("plan -o that cannot be a folder is exit 2 naming it, not an internal 
   CHECK(has(r.out, "cannot create folder"));
   CHECK(!has(r.out, "internal error"));
 }
+
+TEST_CASE(
+    "plan: no design says why the generator refused the exact splits, and a cost tie goes to the lower p99") {
+  const auto dir = ibn::test::scratch_dir("s23-plan");
+  auto r = ibn::test::run_cli("plan --gpus 16384 --tiers 2 --no-sim -o " + (dir / "a").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "exact split(s) refused by the generator, e.g. rail-optimized:"));
+  CHECK(has(r.out, "use --tiers 3"));
+  // Two designs of one cost (4:1 with and without DCQCN): the recommendation is the one on the Pareto front.
+  r = ibn::test::run_cli("plan --gpus 512 --ratios 1:1,4:1 --cc none,dcqcn --sizes 4M -n 3 -j 1 -o " +
+                         (dir / "b").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto plan = ibn::test::read_json_file((dir / "b" / "plan.json").string());
+  const std::string rec = plan["recommendation"];
+  bool on_front = false;
+  for (const auto& name : plan["pareto"])
+    on_front |= rec.find("(" + name.get<std::string>() + ")") != std::string::npos;
+  CHECK(on_front);
+}
+
+TEST_CASE("topo bom: a cable longer than the catalog spans and parts of another rate are warnings") {
+  const auto dir = ibn::test::scratch_dir("s23-bom");
+  const std::string far = (dir / "far.json").string(), ro = (dir / "ro.json").string();
+  REQUIRE(ibn::test::run_cli("topo generate fat-tree --radix 8 --cable-m host=600 -o " + far).code == 0);
+  auto r = ibn::test::run_cli("topo bom " + far);
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "warning: 32 cable(s) longer than any catalog cable spans (up to 600 m"));
+  REQUIRE(ibn::test::run_cli("topo generate rail-optimized --nodes 32 -o " + ro).code == 0);
+  r = ibn::test::run_cli("topo bom " + ro + " --switch q3400 --nic-model connectx-8");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "--switch q3400 runs 800 Gb/s ports but the fabric's links run 400 Gb/s"));
+  CHECK(has(r.out, "--nic-model connectx-8 runs 800 Gb/s ports"));
+  r = ibn::test::run_cli("topo bom " + ro);
+  CHECK(!has(r.out, "warning"));
+  // A catalog's bad rate names the entry; a missing $IBNETSIM_CATALOG names the variable.
+  auto cat = ibn::test::read_json_file(std::string(IBNETSIM_SOURCE_DIR) + "/data/catalog/parts.json");
+  cat["switches"][0]["rate"] = "FOO";
+  std::ofstream(dir / "cat.json") << cat.dump();
+  r = ibn::test::run_cli("topo bom " + ro + " --catalog " + (dir / "cat.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "cat.json: switches[0]"));
+  CHECK(has(r.out, "key 'rate'"));
+  r = ibn::test::run_cli("topo bom " + ro + " 2>&1; IBNETSIM_CATALOG=/nonexistent.json " +
+                         std::string(IBNETSIM_BINARY) + " topo bom " + ro);
+  CHECK(has(r.out, "IBNETSIM_CATALOG=/nonexistent.json: no such parts catalog file"));
+}
+
+TEST_CASE("an unknown command word is named with the commands of its level") {
+  auto r = ibn::test::run_cli("topo describe x.json");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "'describe' is not a command of ibnetsim topo (commands: generate, import, info"));
+  r = ibn::test::run_cli("frobnicate");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "'frobnicate' is not a command of ibnetsim (commands: topo,"));
+  const auto dir = ibn::test::scratch_dir("s23-report-empty-o");
+  REQUIRE(ibn::test::run_cli("run " + tiny(dir) + " -q -o " + (dir / "r").string()).code == 0);
+  r = ibn::test::run_cli("report " + (dir / "r").string() + " -o ''");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "-o: the output path is empty"));
+  CHECK(!fs::exists(dir / "r" / "report.html"));
+}
