@@ -44,18 +44,41 @@ ReportInput load_sweep_folder(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(fs::path(dir) / "points"))
     if (fs::exists(e.path() / "results.json")) points.push_back(e.path());
   std::sort(points.begin(), points.end());
+  // The sweep's own summary, when written: its points only (a folder reused by another sweep keeps the
+  // earlier sweep's points, which are not this study's), and its base configuration.
+  json summary_manifest;
+  std::size_t stale = 0;
+  if (const auto sp = fs::path(dir) / "summary.json"; fs::exists(sp)) {
+    summary_manifest = parse_json_text(read_file(sp.string()), sp.string()).value("manifest", json::object());
+    if (summary_manifest.contains("point_ids") && summary_manifest["point_ids"].is_array()) {
+      std::set<std::string> ids;
+      for (const auto& id : summary_manifest["point_ids"])
+        if (id.is_string()) ids.insert(id.get<std::string>());
+      const auto before = points.size();
+      std::erase_if(points, [&](const fs::path& p) { return !ids.count(p.filename().string()); });
+      stale = before - points.size();
+    }
+  }
   if (points.empty()) throw InputError(dir + "/points: no point has a results.json yet");
   json rows = json::array(), manifest = json::object();
+  std::set<std::string> engines;
   for (const auto& p : points) {
     const std::string file = (p / "results.json").string();
     const json r = parse_json_text(read_file(file), file);
     const json m = r.value("manifest", json::object());
+    engines.insert(m.value("engine", std::string()));
     if (manifest.empty()) {
       manifest = {{"version", m.value("version", std::string())},
                   {"engine", m.value("engine", std::string())},
                   {"seed", m.value("seed", json(nullptr))},
-                  {"source", "sweep of " + std::to_string(points.size()) + " points"},
-                  {"config", m.value("config", json::object())}};
+                  {"source", "sweep of " + std::to_string(points.size()) + " points" +
+                                 (stale ? " (" + std::to_string(stale) +
+                                              " other point folder(s) not in its summary.json left out)"
+                                        : std::string())},
+                  // The sweep's base configuration; without a summary, the first point's.
+                  {"config", summary_manifest.is_object() && summary_manifest.contains("config")
+                                 ? summary_manifest["config"]
+                                 : m.value("config", json::object())}};
     }
     std::string ratio = "1:1";
     const json cfg = m.value("config", json::object());
@@ -74,6 +97,7 @@ ReportInput load_sweep_folder(const std::string& dir) {
           cfg.contains("routing") ? cfg["routing"].value("adaptive", std::string("off")) : "off";
       row["routing"] = ar == "off" ? "static" : ar == "per-packet" ? "adaptive" : "adaptive-" + ar;
       row["point"] = p.filename().string();
+      row["seed"] = m.value("seed", json(nullptr));
       row["cc"] = cfg.contains("cc") ? cfg["cc"].value("algorithm", std::string()) : std::string();
       row["links"] = r.value("links", json::object());
       row.erase("name");
@@ -89,8 +113,25 @@ ReportInput load_sweep_folder(const std::string& dir) {
                                        r.value("size_bytes", json(0)).dump());
     clash = clash || !seen.insert(k).second;
   }
-  if (clash)
-    for (auto& r : rows) r["routing"] = r["point"];
+  // Seeds first: "static seed=2" keeps the ratio comparison per seed; any other difference, the folder name.
+  if (clash) {
+    seen.clear();
+    clash = false;
+    for (const auto& r : rows) {
+      const std::string label = r["routing"].get<std::string>() + " seed=" + r["seed"].dump();
+      clash = clash || !seen.insert({r["oversubscription"].get<std::string>(), label,
+                                     r.value("job", std::string()) + "/" + r.value("op", std::string()) +
+                                         "/" + r.value("size_bytes", json(0)).dump()})
+                            .second;
+    }
+    for (auto& r : rows)
+      r["routing"] = clash ? r["point"] : json(r["routing"].get<std::string>() + " seed=" + r["seed"].dump());
+  }
+  if (engines.size() > 1) { // the points ran on different engines: none of them is "the" engine
+    std::string all;
+    for (const auto& e : engines) all += (all.empty() ? "" : ", ") + e;
+    manifest["engine"] = "mixed (" + all + ")";
+  }
   ReportInput out;
   out.path = (fs::path(dir) / "points").string();
   out.doc = {{"manifest", manifest}, {"rows", rows}};

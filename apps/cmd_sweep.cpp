@@ -228,6 +228,9 @@ void add_sweep_command(CLI::App& app) {
                                 {"mpi_ranks", ranks},
                                 {"points", points.size()}}},
                               {"rows", rows}};
+    nlohmann::json ids = nlohmann::json::array(); // the study's points (report leaves other folders out)
+    for (const auto& p : points) ids.push_back(p.id);
+    summary["manifest"]["point_ids"] = ids;
     if (const auto notes = analysis::unmeasured_notes(points, results); !notes.empty()) {
       summary["manifest"]["warnings"] = notes;
       for (const auto& n : notes) std::cerr << "warning: " << n << "\n";

@@ -193,3 +193,27 @@ TEST_CASE("an unknown command word is named with the commands of its level") {
   CHECK(has(r.out, "-o: the output path is empty"));
   CHECK(!fs::exists(dir / "r" / "report.html"));
 }
+
+TEST_CASE(
+    "report of a sweep folder: ratios compared per seed, only the sweep's own points, mixed engines said") {
+  const auto dir = ibn::test::scratch_dir("s23-report-sweep");
+  const auto s = tiny(dir);
+  const std::string sw = (dir / "sw").string();
+  REQUIRE(ibn::test::run_cli("sweep " + s +
+                             " --vary fabric.params.oversubscription=1:1,3:1 --seeds 2 -j 1 -q -o " + sw)
+              .code == 0);
+  auto r = ibn::test::run_cli("report " + sw + " -o -");
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "static seed=2 at 3:1")); // was: every point its own curve, 3:1 rows marked "reference"
+  // The same folder reused by a one-point sweep: the report reads that sweep's point only.
+  REQUIRE(ibn::test::run_cli("sweep " + s + " --vary 'jobs[0].workload.sizes=64K' -j 1 -q -o " + sw).code ==
+          0);
+  r = ibn::test::run_cli("report " + sw + " -o -");
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "sweep of 1 points (4 other point folder(s) not in its summary.json left out)"));
+  const std::string mixed = (dir / "mixed").string();
+  REQUIRE(ibn::test::run_cli("sweep " + s + " --vary engine=packet,flow -j 1 -q -o " + mixed).code == 0);
+  r = ibn::test::run_cli("report " + mixed + " -o -");
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "mixed (flow, packet)"));
+}
