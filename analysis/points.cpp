@@ -11,6 +11,7 @@
 #include "sim/progress.hpp"
 #include "sim/units.hpp"
 #include "sim/version.hpp"
+#include "topology/fabric_io.hpp"
 
 #include <atomic>
 #include <cmath>
@@ -266,6 +267,8 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
   std::map<std::string, std::size_t> inert; // a key the scenario gives that changes nothing -> points
   std::string fabric_key;                   // the fabric configuration `fabric` was built from
   topo::Fabric fabric;
+  std::string fabric_text; // `fabric` as JSON without its origin (two spellings of one fabric compare equal)
+  std::map<std::string, std::string> seen_built; // effective scenario less fabric.params, + fabric -> point
   for (const auto& p : points) {
     std::string first; // the point this one repeats
     try {
@@ -275,8 +278,19 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
         first = it->second;
       } else {
         const std::string key = s.fabric_file + "\n" + s.fabric_generator + "\n" + s.fabric_params.dump();
-        if (key != fabric_key) fabric = scen::build_fabric(s), fabric_key = key;
+        if (key != fabric_key) {
+          fabric = scen::build_fabric(s), fabric_key = key;
+          auto fj = topo::fabric_to_json(fabric);
+          fj.erase("origin");
+          fj.erase("name");
+          fabric_text = fj.dump();
+        }
         scen::check_placement(s, fabric);
+        // Two spellings of one fabric (`oversubscription=1:1,2:2`, `rate=NDR,400Gbps`) build the same one.
+        auto eff = s.effective;
+        if (eff.contains("fabric")) eff["fabric"].erase("params");
+        if (const auto [it2, fresh2] = seen_built.emplace(eff.dump() + "\n" + fabric_text, p.id); !fresh2)
+          first = it2->second;
         // What the point's engine ignores (the run says so only in the point's results.json): a flow point
         // labelled dcqcn runs without CC.
         pkt::PacketConfig device;

@@ -88,7 +88,7 @@ void add_plan_command(CLI::App& app) {
     if (p.switches.empty()) throw InputError("--switch: give at least one model");
     refuse_listed_twice(split_list(o->ratios), "--ratios");
     p.ratios = topo::parse_ratios(o->ratios, "--ratios");
-    refuse_equal_ratios(p.ratios, "--ratios");
+    refuse_equal_ratios(p.ratios, "--ratios", split_list(o->ratios));
     for (const auto& t : once(split_list(o->tiers), "--tiers")) {
       const auto v = parse_positive_int(t, "--tiers");
       if (v != 2 && v != 3) throw InputError("--tiers: " + t + " (expected 2 or 3)");

@@ -125,7 +125,7 @@ void add_whatif_command(CLI::App& app) {
     }
     wo.ratios =
         ratios.empty() ? std::vector<topo::Ratio>{} : topo::parse_ratios(ratios, "--oversubscription");
-    refuse_equal_ratios(wo.ratios, "--oversubscription");
+    refuse_equal_ratios(wo.ratios, "--oversubscription", split_list(ratios));
     wo.routings.clear();
     for (const auto& m : split(o->routing)) wo.routings.push_back(pkt::parse_ar_mode(m, "--routing"));
     if (wo.routings.empty()) throw InputError("--routing: give at least one mode (off, per-packet, bounded)");

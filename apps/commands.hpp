@@ -109,12 +109,17 @@ inline void refuse_set_twice(const std::vector<std::string>& sets, const std::st
 }
 
 /// Ratios compared by value (1:1 and 2:2 are one ratio): `R` has value() and to_string() (topo::Ratio).
-template <typename R> void refuse_equal_ratios(const std::vector<R>& ratios, const std::string& flag) {
+/// `spelled`: the tokens as the user wrote them (same count), named in the error ("2:2 and 1:1 are ...").
+template <typename R>
+void refuse_equal_ratios(const std::vector<R>& ratios, const std::string& flag,
+                         const std::vector<std::string>& spelled = {}) {
+  auto name = [&](std::size_t i) {
+    return spelled.size() == ratios.size() ? spelled[i] : ratios[i].to_string();
+  };
   for (std::size_t i = 0; i < ratios.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)
       if (ratios[i].value() == ratios[k].value())
-        throw InputError(flag + ": " + ratios[i].to_string() + " and " + ratios[k].to_string() +
-                         " are the same ratio");
+        throw InputError(flag + ": " + name(i) + " and " + name(k) + " are the same ratio");
 }
 
 /// `--tail-precision P%` and `--max-iters N` (run, whatif): the same flags, help and default on both.

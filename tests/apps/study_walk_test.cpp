@@ -217,3 +217,19 @@ TEST_CASE(
   REQUIRE(r.code == 0);
   CHECK(has(r.out, "mixed (flow, packet)"));
 }
+
+TEST_CASE("sweep: two spellings of one fabric are one point, and whatif names the ratio the user wrote") {
+  const auto dir = ibn::test::scratch_dir("s23-spellings");
+  const auto s = tiny(dir);
+  for (const std::string vary :
+       {"fabric.params.oversubscription=1:1,2:2", "fabric.params.rate=NDR,400Gbps"}) {
+    const auto r =
+        ibn::test::run_cli("sweep " + s + " --vary " + vary + " -j 1 -q -o " + (dir / "o").string());
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(has(r.out, "the same scenario (two spellings of one value)"));
+  }
+  const auto r = ibn::test::run_cli("whatif " + s + " --oversubscription 1:1,2:2 -o " + (dir / "w").string());
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--oversubscription: 2:2 and 1:1 are the same ratio"));
+}
