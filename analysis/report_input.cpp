@@ -158,6 +158,9 @@ ReportInput load_report_input(const std::string& path) {
                        ": none of plan.json, whatif.json, results.json or points/ (a sweep) in this folder");
   } else if (!fs::exists(path, ec)) {
     throw InputError(path + ": no such folder or file");
+  } else if (file.filename() == "summary.json" && fs::is_directory(file.parent_path() / "points", ec)) {
+    // A sweep's summary.json holds no per-point data the page needs: the sweep is reported by its folder.
+    return load_sweep_folder(file.parent_path().string());
   }
   ReportInput r;
   r.path = file.string();

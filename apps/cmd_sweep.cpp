@@ -136,6 +136,7 @@ void add_sweep_command(CLI::App& app) {
              [](const analysis::StudyPoint&p, std::string m) {
                // The scenario layer names overrides as --set; here they came from --vary (or --seeds).
                if (m.rfind("--set ", 0) == 0) m = "--vary " + m.substr(6);
+               if (m.rfind("--set:", 0) == 0) m = "--vary" + m.substr(5);
                return m.rfind("--vary ", 0) == 0 ? m : "point " + p.id + ": " + m;
              }))
       std::cerr << "warning: " << w << "\n";
