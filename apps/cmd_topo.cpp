@@ -107,7 +107,9 @@ void add_generate(CLI::App& topo) {
       ->capture_default_str();
   c->add_option("--rate", ft->rate, "link rate: EDR, HDR, NDR, XDR, NDR200, 4xHDR, 200Gbps")->capture_default_str();
   c->add_option("--rails", ft->rails, "parallel planes; each host has one HCA per plane")->capture_default_str();
-  c->add_option("--cable-m", ft->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
+  c->add_option(
+      "--cable-m", ft->cables,
+      "cable length in metres per tier: host=3,leaf=30,spine=100 (spine: 3 tiers only; <=5 m: DAC)");
   c->add_option("-o,--output", ft->out, "output file ('-' = stdout)")->capture_default_str();
   c->add_option("--max-hosts", ft->max_hosts, kMaxHostsHelp)->capture_default_str();
   add_switch_model_option(c, ft->switch_model);
@@ -148,7 +150,9 @@ void add_generate(CLI::App& topo) {
   c->add_option("--ufm-ports", ro->ufm_ports, "UFM appliance ports cabled into the first free node slot")
       ->capture_default_str();
   c->add_option("--rate", ro->rate, "link rate: HDR, NDR, XDR, NDR200, 400Gbps")->capture_default_str();
-  c->add_option("--cable-m", ro->cables, "cable length in metres per tier: host=3,leaf=30,spine=100 (<=5 m: DAC)");
+  c->add_option(
+      "--cable-m", ro->cables,
+      "cable length in metres per tier: host=3,leaf=30,spine=100 (spine: 3 tiers only; <=5 m: DAC)");
   c->add_option("--max-hosts", ro->max_hosts, kMaxHostsHelp)->capture_default_str();
   c->add_option("-o,--output", ro->out, "output file ('-' = stdout)")->capture_default_str();
   add_switch_model_option(c, ro->switch_model);

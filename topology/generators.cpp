@@ -193,7 +193,7 @@ CableLengths parse_cable_lengths(const std::string& text, const std::string& wha
     else if (key == "leaf")
       c.leaf_m = v;
     else if (key == "spine")
-      c.spine_m = v;
+      c.spine_m = v, c.spine_given = true;
     else
       throw InputError(what + ": unknown cable tier '" + key + "' (expected host, leaf or spine)");
   }
@@ -219,6 +219,10 @@ Fabric build_fat_tree(const FatTreeParams& p) {
                      " ratios but a " + std::to_string(p.tiers) + "-tier tree has " +
                      std::to_string(p.tiers - 1) +
                      " tiers with up-links (leaf first; the top tier has none)");
+  if (p.tiers == 2 && p.cables.spine_given)
+    throw InputError(
+        "--cable-m spine=: a 2-tier tree has no spine-to-core cables (leaf= sets its leaf-to-spine "
+        "cables)");
   const Ratio r1 = p.oversubscription.size() > 0 ? p.oversubscription[0] : Ratio{1, 1};
   const Ratio r2 = p.oversubscription.size() > 1 ? p.oversubscription[1] : Ratio{1, 1};
   const int leaf_ports = p.leaf_ports.value_or(p.radix);

@@ -51,6 +51,8 @@ struct CableLengths {
   double host_m = 3.0;
   double leaf_m = 30.0;
   double spine_m = 100.0;
+  /// spine= was given: a 2-tier design, which has no spine-to-core cables, refuses it (it was inert).
+  bool spine_given = false;
 };
 /// "host=3,leaf=30,spine=100" (any subset). Throws InputError naming `what`.
 CableLengths parse_cable_lengths(const std::string& text, const std::string& what);

@@ -96,6 +96,10 @@ Fabric build_rail_optimized(const RailOptimizedParams& in) {
                      std::to_string(R) + " ports; a 2-tier tree takes at most " + std::to_string(R / K) +
                      " SUs here: use --tiers 3");
   p.tiers = tiers;
+  if (tiers == 2 && p.cables.spine_given)
+    throw InputError(fail_prefix() +
+                     "--cable-m spine=: this design has 2 tiers, no spine-to-core cables (leaf= "
+                     "sets its leaf-to-spine cables; --tiers 3 for a core tier)");
 
   Fabric f;
   Tier spine{};

@@ -233,3 +233,23 @@ TEST_CASE("sweep: two spellings of one fabric are one point, and whatif names th
   CHECK(r.code == 2);
   CHECK(has(r.out, "--oversubscription: 2:2 and 1:1 are the same ratio"));
 }
+
+TEST_CASE("topo generate: spine= of --cable-m on a 2-tier design is refused, on 3 tiers it sets the cables") {
+  const auto dir = ibn::test::scratch_dir("s23-cable-spine");
+  auto r = ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 8 --cable-m host=3,spine=7 -o " +
+                              (dir / "a.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--cable-m spine=: a 2-tier tree has no spine-to-core cables"));
+  r = ibn::test::run_cli("topo generate rail-optimized --nodes 8 --su-nodes 8 --cable-m spine=7 -o " +
+                         (dir / "b.json").string());
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "this design has 2 tiers"));
+  r = ibn::test::run_cli("topo generate fat-tree --tiers 3 --radix 8 --cable-m spine=7 -o " +
+                         (dir / "c.json").string());
+  REQUIRE(r.code == 0);
+  const auto f = ibn::test::read_json_file((dir / "c.json").string());
+  bool seven = false;
+  for (const auto& l : f["links"]) seven |= l.value("length_m", 0.0) == 7.0;
+  CHECK(seven);
+}
