@@ -62,6 +62,7 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str()
       ->check(kOutputFolder);
   cmd->callback([o, cmd] {
+    refuse_folders_in_output(o->out, {"plan.json", "report.html"});
     // Lists name each value once (a value twice would build two designs of one name).
     auto once = [](std::vector<std::string> v, const std::string& opt) {
       refuse_listed_twice(v, opt);

@@ -102,6 +102,7 @@ void add_run_command(CLI::App& app) {
   add_tail_precision_options(cmd, o->tail_precision, o->max_iters);
   cmd->callback([o] {
     refuse_set_twice(o->sets);
+    refuse_folders_in_output(o->out, {"results.json", "results.csv"});
     auto sets = o->sets;
     if (o->seed >= 0) sets.push_back("seed=" + std::to_string(o->seed));
     if (!o->engine.empty()) sets.push_back("engine=" + o->engine);

@@ -68,6 +68,7 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
   cmd->callback([o, cmd] {
     if (o->seeds < 1) throw InputError("--seeds: " + std::to_string(o->seeds) + " (at least 1)");
+    refuse_folders_in_output(o->out, {"summary.json", "summary.csv"});
     if (!(o->wait_s > 0) || !std::isfinite(o->wait_s))
       throw InputError("--wait-s: " + std::to_string(o->wait_s) + " (a positive number of seconds)");
     if (cmd->count("--jobs") && o->jobs == 0) throw InputError("-j: at least 1"); // as whatif says it

@@ -108,6 +108,16 @@ inline void refuse_set_twice(const std::vector<std::string>& sets, const std::st
                          sets[k] + "; give each key once");
 }
 
+/// The files a command writes into its -o folder: one that exists as a folder would fail only after the
+/// whole run (`plan` wrote plan.json, then failed on a report.html folder). Refused before anything runs.
+inline void refuse_folders_in_output(const std::string& out, const std::vector<std::string>& files) {
+  std::error_code ec;
+  for (const auto& f : files)
+    if (const auto p = std::filesystem::path(out) / f; std::filesystem::is_directory(p, ec))
+      throw InputError("-o " + out + ": " + p.string() + " is a folder, where this command writes its " + f +
+                       "; remove it or choose another -o");
+}
+
 /// Ratios compared by value (1:1 and 2:2 are one ratio): `R` has value() and to_string() (topo::Ratio).
 /// `spelled`: the tokens as the user wrote them (same count), named in the error ("2:2 and 1:1 are ...").
 template <typename R>

@@ -253,3 +253,18 @@ TEST_CASE("topo generate: spine= of --cable-m on a 2-tier design is refused, on 
   for (const auto& l : f["links"]) seven |= l.value("length_m", 0.0) == 7.0;
   CHECK(seven);
 }
+
+TEST_CASE("a folder where a command writes one of its files is refused before the command runs") {
+  // plan wrote plan.json, then failed on a report.html folder (with a hint to write inside it).
+  const auto dir = ibn::test::scratch_dir("s23-folder-outputs");
+  fs::create_directories(dir / "p" / "report.html");
+  auto r = ibn::test::run_cli("plan --gpus 64 --no-sim -o " + (dir / "p").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "report.html is a folder, where this command writes its report.html"));
+  CHECK(!fs::exists(dir / "p" / "plan.json"));
+  fs::create_directories(dir / "r" / "results.csv");
+  r = ibn::test::run_cli("run " + tiny(dir) + " -q -o " + (dir / "r").string());
+  CHECK(r.code == 2);
+  CHECK(!fs::exists(dir / "r" / "results.json"));
+}
