@@ -208,8 +208,8 @@ std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& 
   double bus_sum = 0;
   // Sizes below one aligned element per rank: nccl-tests calls NCCL with count 0, which returns at once; it
   // prints the call's host time (0.09-0.13 us in the Snellius log), which is not simulated: 0.00 here.
+  const auto& ti = info_of(o.test);
   for (std::uint32_t k = 0; k < r.zero_rows; ++k) {
-    const auto& ti = info_of(o.test);
     std::snprintf(line, sizeof line,
                   "%12d  %12d  %8s  %6s  %6d  %s  %6.2f  %6.2f  %6s  %s  %6.2f  %6.2f  %6s\n", 0, 0, "float",
                   ti.redop, ti.root, t(0).c_str(), 0.0, 0.0, "N/A", t(0).c_str(), 0.0, 0.0, "N/A");

@@ -269,6 +269,7 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
   topo::Fabric fabric;
   std::string fabric_text; // `fabric` as JSON without its origin (two spellings of one fabric compare equal)
   std::map<std::string, std::string> seen_built; // effective scenario less fabric.params, + fabric -> point
+  const auto engines = eng::builtin_engines();
   for (const auto& p : points) {
     std::string first; // the point this one repeats
     try {
@@ -303,7 +304,6 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
           settled = false;
         }
         const std::string name = scen::to_string(engine.value_or(s.engine));
-        const auto engines = eng::builtin_engines();
         if (settled)
           for (const auto& w : eng::ignored_features(name, engines.get(name).factory.capabilities, device))
             ++inert[w];

@@ -33,6 +33,11 @@ inline std::string read_text_file(const std::string& path) {
 
 inline nlohmann::json read_json_file(const std::string& path) { return nlohmann::json::parse(read_text_file(path)); }
 
+/// The p50 completion time (us) of the first collective of a results.json.
+inline double first_p50_us(const std::string& results_json) {
+  return read_json_file(results_json).at("collectives").at(0).at("completion_us").at("p50").get<double>();
+}
+
 /// A node for hand-built fabrics in tests.
 inline topo::NodeId add_node(topo::Fabric& f, topo::NodeKind kind, const std::string& name, int radix, int tier,
                              int host = -1) {

@@ -50,12 +50,7 @@ std::string write(const std::string& dir, const std::string& name, const nlohman
 }
 
 double p50_of(const std::string& results) {
-  return ibn::test::read_json_file(results)
-      .at("collectives")
-      .at(0)
-      .at("completion_us")
-      .at("p50")
-      .get<double>();
+  return ibn::test::first_p50_us(results);
 }
 
 } // namespace

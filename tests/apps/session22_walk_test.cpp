@@ -157,12 +157,7 @@ std::filesystem::path four_node_sendrecv(const std::filesystem::path& dir) {
   return dir / "base.json";
 }
 double p50_of(const std::filesystem::path& out) {
-  return ibn::test::read_json_file((out / "results.json").string())
-      .at("collectives")
-      .at(0)
-      .at("completion_us")
-      .at("p50")
-      .get<double>();
+  return ibn::test::first_p50_us((out / "results.json").string());
 }
 } // namespace
 
