@@ -143,6 +143,7 @@ NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(con
   out.ranks = o.nodes * o.gpus_per_node;
   (void)sizes_of(o, out.ranks, &out.zero_rows);
   out.results = results_json(r);
+  for (const auto& w : r.warnings) out.warnings.push_back(w);
   const auto& ti = info_of(o.test);
   for (const auto& c : r.collectives) {
     NcclTestsRow row;
@@ -155,17 +156,30 @@ NcclTestsResult run_nccl_tests(const NcclTestsOptions& o, std::function<void(con
     row.algorithm = c.algorithm;
     row.protocol = c.protocol;
     row.launch_us = c.launch_us;
-    const auto half = c.samples_us.size() / 2;
+    // The first -n samples are the out-of-place column, the next -n the in-place one; a run that stopped
+    // early (a QP out of retries, run.max_sim_time_ms) leaves a column short or empty.
+    const std::size_t got = c.samples_us.size();
+    const auto oop_n = std::min<std::size_t>(got, o.iters);
+    row.oop_n = static_cast<std::uint32_t>(oop_n);
+    row.ip_n = static_cast<std::uint32_t>(got - oop_n);
     auto mean = [](auto b, auto e) {
-      return std::accumulate(b, e, 0.0) / static_cast<double>(std::distance(b, e));
+      const auto n = std::distance(b, e);
+      return n == 0 ? std::nan("") : std::accumulate(b, e, 0.0) / static_cast<double>(n);
     };
-    row.oop_time_us = mean(c.samples_us.begin(), c.samples_us.begin() + static_cast<std::ptrdiff_t>(half));
-    row.ip_time_us = mean(c.samples_us.begin() + static_cast<std::ptrdiff_t>(half), c.samples_us.end());
+    row.oop_time_us = mean(c.samples_us.begin(), c.samples_us.begin() + static_cast<std::ptrdiff_t>(oop_n));
+    row.ip_time_us = mean(c.samples_us.begin() + static_cast<std::ptrdiff_t>(oop_n), c.samples_us.end());
     auto bw = [&](double t) { return static_cast<double>(c.size_bytes) / (t * 1e3); }; // GB/s
     row.oop_algbw = bw(row.oop_time_us);
     row.oop_busbw = row.oop_algbw * c.busbw_factor;
     row.ip_algbw = bw(row.ip_time_us);
     row.ip_busbw = row.ip_algbw * c.busbw_factor;
+    if (row.oop_n < o.iters || row.ip_n < o.iters)
+      out.warnings.push_back("size " + std::to_string(c.size_bytes) + " B: " + std::to_string(row.oop_n) +
+                             " out-of-place and " + std::to_string(row.ip_n) + " in-place of " +
+                             std::to_string(o.iters) +
+                             " iterations completed (the run stopped early; see the warning above); its "
+                             "columns average what completed, 'n/a' where nothing did, and the average bus "
+                             "bandwidth leaves those columns out");
     out.rows.push_back(row);
   }
   return out;
@@ -200,9 +214,17 @@ std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& 
        "       \n";
   // nccl-tests' adaptive time column: 2 decimals below 100 us, 1 below 10,000 us, none above ("27.73",
   // "1150.9", "12234" in the real logs of tests/data/nccl-tests).
+  // Widths as nccl-tests prints them: the time in 7 characters, so each value ends under its header.
   auto t = [](double us) {
     char b[32];
-    std::snprintf(b, sizeof b, us >= 10000 ? "%8.0f" : us >= 100 ? "%8.1f" : "%8.2f", us);
+    if (std::isnan(us)) return std::string("    n/a");
+    std::snprintf(b, sizeof b, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
+    return std::string(b);
+  };
+  auto g = [](double gbs) {
+    char b[32];
+    if (std::isnan(gbs)) return std::string("   n/a");
+    std::snprintf(b, sizeof b, "%6.2f", gbs);
     return std::string(b);
   };
   double bus_sum = 0;
@@ -215,17 +237,21 @@ std::string format_nccl_tests(const NcclTestsOptions& o, const NcclTestsResult& 
                   ti.redop, ti.root, t(0).c_str(), 0.0, 0.0, "N/A", t(0).c_str(), 0.0, 0.0, "N/A");
     s << line;
   }
+  std::size_t columns = 2 * static_cast<std::size_t>(r.zero_rows);
   for (const auto& row : r.rows) {
-    std::snprintf(line, sizeof line, "%12llu  %12llu  %8s  %6s  %6d  %s  %6.2f  %6.2f  %6s  %s  %6.2f  %6.2f  %6s\n",
+    std::snprintf(line, sizeof line, "%12llu  %12llu  %8s  %6s  %6d  %s  %s  %s  %6s  %s  %s  %s  %6s\n",
                   static_cast<unsigned long long>(row.size_bytes), static_cast<unsigned long long>(row.count),
-                  row.type.c_str(), row.redop.c_str(), row.root, t(row.oop_time_us).c_str(), row.oop_algbw,
-                  row.oop_busbw, "N/A", t(row.ip_time_us).c_str(), row.ip_algbw, row.ip_busbw, "N/A");
+                  row.type.c_str(), row.redop.c_str(), row.root, t(row.oop_time_us).c_str(),
+                  g(row.oop_algbw).c_str(), g(row.oop_busbw).c_str(), "N/A", t(row.ip_time_us).c_str(),
+                  g(row.ip_algbw).c_str(), g(row.ip_busbw).c_str(), "N/A");
     s << line;
-    bus_sum += row.oop_busbw + row.ip_busbw;
+    // A column with no completed iteration (the run stopped early) is left out of the average.
+    for (const double b : {row.oop_busbw, row.ip_busbw})
+      if (!std::isnan(b)) bus_sum += b, ++columns;
   }
   s << "# Out of bounds values : 0 OK\n";
   std::snprintf(line, sizeof line, "# Avg bus bandwidth    : %g \n",
-                r.rows.empty() ? 0.0 : bus_sum / (2.0 * static_cast<double>(r.rows.size() + r.zero_rows)));
+                columns == 0 ? 0.0 : bus_sum / static_cast<double>(columns));
   s << line << "#\n# Collective test concluded: " << o.test << "\n#\n";
   return s.str();
 }

@@ -42,6 +42,9 @@ struct NcclTestsRow {
   int root = -1;
   double oop_time_us = 0, oop_algbw = 0, oop_busbw = 0; ///< GB/s
   double ip_time_us = 0, ip_algbw = 0, ip_busbw = 0;
+  /// Samples behind each column: -n each, fewer when the run stopped early (a QP out of retries,
+  /// run.max_sim_time_ms); a column with none has NaN times and prints "n/a".
+  std::uint32_t oop_n = 0, ip_n = 0;
   std::string algorithm, protocol;
   double launch_us = 0; ///< the simulation's fixed cost per iteration (NCCL base latency charged), us
 };
@@ -53,6 +56,8 @@ struct NcclTestsResult {
   std::uint32_t zero_rows = 0;
   nlohmann::json results; ///< the underlying results.json document
   std::uint32_t ranks = 0;
+  /// The run's warnings (results.json "warnings") and one per row short of its -n samples per column.
+  std::vector<std::string> warnings;
 };
 
 /// The collective op name (allreduce, ...) of an nccl-tests binary name; InputError for an unknown one.

@@ -6,6 +6,8 @@
 #include "sim/error.hpp"
 #include "sim/units.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <memory>
 
@@ -45,12 +47,13 @@ void add_nccl_tests_command(CLI::App& app) {
   cmd->add_option("--engine", p->o.engine, "packet or flow")
       ->check(CLI::IsMember({"packet", "flow"}))
       ->capture_default_str();
-  cmd->add_option(
-         "--algo", p->o.algorithm,
-         "ring, tree, halving-doubling, hierarchical, nvls, collnet, auto (NCCL_ALGO); nvls and collnet "
-         "need --set nccl.nvls=true / nccl.collnet=true (a system that offers them)")
+  cmd->add_option("--algo", p->o.algorithm,
+                  "ring, tree, halving-doubling, hierarchical, nvls, collnet, direct, auto (NCCL_ALGO, any "
+                  "case); nvls and collnet "
+                  "need --set nccl.nvls=true / nccl.collnet=true (a system that offers them)")
       ->capture_default_str();
-  cmd->add_option("--proto", p->o.protocol, "simple, ll128, ll, auto (NCCL_PROTO)")->capture_default_str();
+  cmd->add_option("--proto", p->o.protocol, "simple, ll128, ll, auto (NCCL_PROTO, any case)")
+      ->capture_default_str();
   cmd->add_option("--channels", p->o.channels, "channels (0 = as NCCL would)")->check(CLI::Range(0u, 64u));
   cmd->add_option("--seed", p->o.seed, "seed")->capture_default_str()->check(kSeed);
   cmd->add_option("--set", p->o.sets, "override a scenario key (repeatable)");
@@ -71,12 +74,25 @@ void add_nccl_tests_command(CLI::App& app) {
     refuse_set_twice(p->o.sets);
     analysis::refuse_job_keys_in_sets(p->o.sets, "--set", "the command's TEST, -b/-e/-f, -g, --nodes, -n",
                                       true);
+    // nccl-tests' own -o is the reduction operation; here it is the output folder. A folder named like an
+    // operation is almost surely that flag from a real command line: refused rather than created.
+    for (const char* op : {"sum", "prod", "min", "max", "avg", "all"})
+      if (p->json_out == op)
+        throw InputError(
+            std::string("-o ") + op +
+            ": -o is the output folder here (nccl-tests' -o, the "
+            "reduction operation, is not an option: the simulation reduces with sum); write -o ./" +
+            op + " for a folder of that name");
+    // NCCL_ALGO and NCCL_PROTO are case-insensitive (NCCL_ALGO=Ring, NCCL_PROTO=LL128).
+    for (auto* v : {&p->o.algorithm, &p->o.protocol})
+      std::transform(v->begin(), v->end(), v->begin(), [](unsigned char c) { return std::tolower(c); });
     p->o.min_bytes = parse_size_bytes(p->b, "-b");
     p->o.max_bytes = parse_size_bytes(p->e, "-e");
     p->o.factor = static_cast<std::uint64_t>(parse_positive_int(p->f, "-f"));
     std::function<void(const std::string&)> progress;
     if (!p->quiet) progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
     const auto r = analysis::run_nccl_tests(p->o, progress);
+    for (const auto& w : r.warnings) std::cerr << "warning: " << w << "\n";
     std::cout << analysis::format_nccl_tests(p->o, r);
     if (!p->json_out.empty()) write_file_atomic(p->json_out + "/results.json", r.results.dump(2) + "\n");
   });

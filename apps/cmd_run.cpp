@@ -11,6 +11,7 @@
 #include "sim/units.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -95,15 +96,23 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--set", o->sets, "override a key: --set jobs[0].nodes=8 (repeatable)");
   cmd->add_option("-o,--output", o->out, "output folder")->capture_default_str()->check(kOutputFolder);
   cmd->add_flag("-q,--quiet", o->quiet, "no progress lines");
-  cmd->add_option(
+  auto* trace = cmd->add_option(
       "--trace", o->trace,
       "write a Chrome/Perfetto trace of the transfers of each collective's first measured iteration");
   cmd->add_option("--trace-limit", o->trace_limit, "most spans in the trace")->capture_default_str();
   add_tail_precision_options(cmd, o->tail_precision, o->max_iters);
-  cmd->callback([o] {
+  cmd->callback([o, trace] {
     refuse_set_twice(o->sets);
     refuse_folders_in_output(o->out, {"results.json", "results.csv"});
+    // The trace file is written after the run: a path that cannot be one is refused before it.
+    std::error_code ec;
+    if (trace->count() > 0 && o->trace.empty()) throw InputError("--trace: empty path: name the trace file");
+    if (!o->trace.empty() && std::filesystem::is_directory(o->trace, ec))
+      throw InputError("--trace " + o->trace + ": is a folder; give a file name (for example " +
+                       (std::filesystem::path(o->trace) / "trace.json").string() + ")");
     auto sets = o->sets;
+    refuse_flag_and_set(o->sets, "seed", "--seed", o->seed >= 0);
+    refuse_flag_and_set(o->sets, "engine", "--engine", !o->engine.empty());
     if (o->seed >= 0) sets.push_back("seed=" + std::to_string(o->seed));
     if (!o->engine.empty()) sets.push_back("engine=" + o->engine);
     const auto s = scen::load_scenario(o->scenario, sets);

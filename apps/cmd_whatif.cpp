@@ -92,6 +92,7 @@ void add_whatif_command(CLI::App& app) {
   cmd->callback([o, cmd] {
     const auto t0 = std::chrono::steady_clock::now();
     refuse_set_twice(o->sets);
+    refuse_flag_and_set(o->sets, "engine", "--engine", !o->engine.empty());
     refuse_folders_in_output(o->out, {"whatif.json", "report.html"});
     const auto s = o->scenario.empty() ? scen::make_scenario(scen::default_scenario_json(),
                                                              "built-in default study", "", o->sets)

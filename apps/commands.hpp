@@ -97,15 +97,59 @@ inline void refuse_listed_twice(const std::vector<std::string>& values, const st
   refuse_listed_twice(values, values, flag);
 }
 
-/// `--set KEY=VALUE` given twice for one KEY: the last one used to win silently. InputError naming both.
+/// A --set key in one spelling: "jobs.0.nodes" and "jobs[0].nodes" are the same key ("jobs[0].nodes").
+inline std::string canonical_set_key(const std::string& key) {
+  std::string out, seg;
+  auto flush = [&] {
+    const bool index = !seg.empty() && seg.find_first_not_of("0123456789") == std::string::npos;
+    if (index && !out.empty())
+      out += "[" + seg + "]";
+    else
+      out += (out.empty() ? "" : ".") + seg;
+    seg.clear();
+  };
+  for (const char c : key) {
+    if (c == '.')
+      flush();
+    else
+      seg += c;
+  }
+  flush();
+  return out;
+}
+
+/// `--set KEY=VALUE` given twice for one KEY (in any spelling), or for a key and a key inside it
+/// (`fabric.params.radix=8` beside `fabric.params={...}`): the later one used to win silently. InputError
+/// naming both.
 inline void refuse_set_twice(const std::vector<std::string>& sets, const std::string& flag = "--set") {
   std::vector<std::string> keys;
-  for (const auto& kv : sets) keys.push_back(kv.substr(0, kv.find('=')));
+  for (const auto& kv : sets) keys.push_back(canonical_set_key(kv.substr(0, kv.find('='))));
+  auto inside = [](const std::string& inner, const std::string& outer) {
+    return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+           (inner[outer.size()] == '.' || inner[outer.size()] == '[');
+  };
   for (std::size_t i = 0; i < keys.size(); ++i)
-    for (std::size_t k = 0; k < i; ++k)
+    for (std::size_t k = 0; k < i; ++k) {
       if (keys[i] == keys[k])
         throw InputError(flag + " " + sets[i] + ": key '" + keys[i] + "' is already set by " + flag + " " +
                          sets[k] + "; give each key once");
+      if (inside(keys[i], keys[k]) || inside(keys[k], keys[i])) {
+        const auto& [in, out] =
+            inside(keys[i], keys[k]) ? std::pair{keys[i], keys[k]} : std::pair{keys[k], keys[i]};
+        throw InputError(flag + " " + sets[i] + " and " + flag + " " + sets[k] + ": key '" + in +
+                         "' is inside '" + out + "', set as a whole by the other; give one of them");
+      }
+    }
+}
+
+/// A key a command-line flag sets (--engine: engine, --seed: seed) also given as --set: one would win
+/// silently. InputError when `flag_given` and a --set names `key` (in any spelling).
+inline void refuse_flag_and_set(const std::vector<std::string>& sets, const std::string& key,
+                                const std::string& flag, bool flag_given) {
+  if (!flag_given) return;
+  for (const auto& kv : sets)
+    if (canonical_set_key(kv.substr(0, kv.find('='))) == key)
+      throw InputError("--set " + kv + ": key '" + key + "' is also set by " + flag + "; give one of them");
 }
 
 /// The files a command writes into its -o folder: one that exists as a folder would fail only after the

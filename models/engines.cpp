@@ -3,7 +3,16 @@
 #include "models/flow/flow_engine.hpp"
 #include "models/packet/packet_engine.hpp"
 
+#include <cstdio>
+
 namespace ibn::eng {
+namespace {
+std::string fmt_g(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+} // namespace
 
 std::vector<std::string> Capabilities::names() const {
   std::vector<std::string> out;
@@ -72,8 +81,23 @@ std::vector<std::string> ignored_features(const std::string& engine, const Capab
     what.push_back(caps.per_message_ar ? "packet.ar_mode bounded (chosen once per message instead)"
                                        : "packet.ar_mode bounded (static routes instead)");
   if (d.bit_error_rate > 0 && !caps.bit_errors)
-    what.push_back("packet.bit_error_rate " + std::to_string(d.bit_error_rate) +
-                   " (no losses, no retransmission)");
+    what.push_back("packet.bit_error_rate " + fmt_g(d.bit_error_rate) + " (no losses, no retransmission)");
+  if (!caps.credits) {
+    // Without credits no buffer limits a rate: the buffer sizes, the credit return and the ACK cadence change
+    // nothing (the latencies still do, once per message, but not through a credit loop).
+    const pkt::PacketConfig def;
+    std::string keys;
+    auto add = [&](bool differs, const char* key) {
+      if (differs) keys += std::string(keys.empty() ? "" : ", ") + key;
+    };
+    add(d.switch_buffer_bytes != def.switch_buffer_bytes, "packet.switch_buffer_bytes");
+    add(d.hca_buffer_bytes != def.hca_buffer_bytes, "packet.hca_buffer_bytes");
+    add(d.credit_update_delay != def.credit_update_delay, "packet.credit_update_delay_ns");
+    add(d.ack_every_packets != def.ack_every_packets, "packet.ack_every_packets");
+    if (!keys.empty())
+      what.push_back(keys + " (no credits, buffers or ACKs: the latencies count once per message, never "
+                            "through a credit loop)");
+  }
   if ((d.num_vls > 1 || !d.vl_arb_high.empty() || !d.vl_arb_low.empty()) && !caps.vl_arbitration)
     what.push_back("packet.num_vls / VL arbitration tables (one shared link instead)");
   if (d.hca_rate_gbps > 0 && !caps.hca_rate_cap) what.push_back("packet.hca_rate_gbps (no injection cap)");

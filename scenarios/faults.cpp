@@ -62,28 +62,40 @@ std::string fmt_us(double us) {
   return s.str();
 }
 
-/// "NODE:PORT" (the cable at that port) or "A/B" (the first cable between them, in A's port order).
+/// "NODE:PORT" (the cable at that port) or "A/B" (the first cable between them, in A's port order). Names
+/// may hold ':' and '/' themselves (an imported switch "MF0;sw-02:MQM9700/U1"): NODE:PORT is tried first,
+/// then A/B at every '/'.
 topo::LinkId find_link(const topo::Fabric& f, const std::string& text, const std::string& key) {
-  if (const auto slash = text.find('/'); slash != std::string::npos) {
+  const auto colon = text.rfind(':');
+  const std::string ps = colon == std::string::npos ? std::string() : text.substr(colon + 1);
+  const bool port_form =
+      !ps.empty() && ps.size() <= 4 && ps.find_first_not_of("0123456789") == std::string::npos;
+  if (port_form)
+    if (const auto n = f.find_node(text.substr(0, colon))) {
+      const auto l = f.link_at(*n, std::stoi(ps));
+      if (!l) throw InputError(key + ": port " + ps + " of '" + f.node(*n).name + "' has no cable");
+      return *l;
+    }
+  std::size_t slashes = 0;
+  for (auto slash = text.find('/'); slash != std::string::npos;
+       slash = text.find('/', slash + 1), ++slashes) {
     const auto a = f.find_node(text.substr(0, slash));
     const auto b = f.find_node(text.substr(slash + 1));
-    if (!a) throw InputError(key + ": no node '" + text.substr(0, slash) + "' in the fabric");
-    if (!b) throw InputError(key + ": no node '" + text.substr(slash + 1) + "' in the fabric");
+    if (!a || !b) continue;
     for (const auto l : f.links_of(*a))
       if (f.link(l).other(*a) == *b) return l;
     throw InputError(key + ": no cable between '" + f.node(*a).name + "' and '" + f.node(*b).name + "'");
   }
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos)
-    throw InputError(key + ": '" + text + "' names no cable (use \"NODE:PORT\" or \"NODE/NODE\")");
-  const auto n = f.find_node(text.substr(0, colon));
-  if (!n) throw InputError(key + ": no node '" + text.substr(0, colon) + "' in the fabric");
-  const auto ps = text.substr(colon + 1);
-  if (ps.empty() || ps.size() > 4 || ps.find_first_not_of("0123456789") != std::string::npos)
+  if (slashes == 1 && !port_form) { // the plain A/B form: name the side that is not a node
+    const auto slash = text.find('/');
+    const auto a = text.substr(0, slash);
+    throw InputError(key + ": no node '" + (f.find_node(a) ? text.substr(slash + 1) : a) + "' in the fabric");
+  }
+  if (port_form) throw InputError(key + ": no node '" + text.substr(0, colon) + "' in the fabric");
+  if (slashes == 0 && colon != std::string::npos)
     throw InputError(key + ": '" + ps + "' is not a port number");
-  const auto l = f.link_at(*n, std::stoi(ps));
-  if (!l) throw InputError(key + ": port " + ps + " of '" + f.node(*n).name + "' has no cable");
-  return *l;
+  throw InputError(key + ": '" + text +
+                   "' names no cable of the fabric (use \"NODE:PORT\" or \"NODE/NODE\")");
 }
 
 std::vector<topo::LinkId> links_of_tier(const topo::Fabric& f, int tier) {

@@ -144,6 +144,8 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
                      }) != by_host.end();
 
   std::vector<NodeSlot> slots;
+  std::size_t left_out_hosts = 0; // host mode: hosts with fewer HCAs than nics_per_node, and the first
+  std::string left_out_first;
   if (multi) {
     for (HcaIndex i = 0; i < hcas.size(); ++i)
       if (f.node(hcas[i]).host < 0)
@@ -155,17 +157,15 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
       if (k == 0 || by_host[k].first != by_host[k - 1].first) groups.emplace_back();
       groups.back().push_back(by_host[k].second);
     }
-    const auto per_host = groups.front().size();
-    const std::string first_host = host_name_of(f.node(hcas[groups.front().front()]));
+    std::size_t most = 0;
     for (auto& members : groups) {
-      if (members.size() != per_host)
-        throw InputError("fabric '" + f.name + "': host '" + host_name_of(f.node(hcas[members.front()])) +
-                         "' has " + std::to_string(members.size()) + " HCAs but host '" + first_host +
-                         "' has " + std::to_string(per_host) +
-                         "; nodes must all have the same number of HCAs");
-      if (per_host < nics_per_node)
-        throw InputError("fabric '" + f.name + "': hosts have " + std::to_string(per_host) +
-                         " HCAs but nics_per_node is " + std::to_string(nics_per_node));
+      most = std::max(most, members.size());
+      if (members.size() < nics_per_node) { // not a node of this scenario: a storage or login server
+        if (left_out_hosts++ == 0)
+          left_out_first = "'" + host_name_of(f.node(hcas[members.front()])) + "' (" +
+                           std::to_string(members.size()) + " HCA" + (members.size() == 1 ? "" : "s") + ")";
+        continue;
+      }
       std::stable_sort(members.begin(), members.end(),
                        [&](HcaIndex a, HcaIndex b) { return f.node(hcas[a]).plane < f.node(hcas[b]).plane; });
       members.resize(nics_per_node);
@@ -173,6 +173,9 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
       s.hcas = members;
       slots.push_back(std::move(s));
     }
+    if (slots.empty())
+      throw InputError("fabric '" + f.name + "': no host has " + std::to_string(nics_per_node) +
+                       " HCAs (nics_per_node); the most any host has is " + std::to_string(most));
     std::sort(slots.begin(), slots.end(), [](const NodeSlot& a, const NodeSlot& b) {
       return *std::min_element(a.hcas.begin(), a.hcas.end()) <
              *std::min_element(b.hcas.begin(), b.hcas.end());
@@ -189,13 +192,16 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
     }
     if (slots.empty())
       throw InputError("fabric '" + f.name + "' has " + std::to_string(hcas.size()) + " HCAs, fewer than " +
-                       "nics_per_node = " + std::to_string(nics_per_node));
+                       "nics_per_node = " + std::to_string(nics_per_node) +
+                       " (keys jobs[].nics_per_node / background[].nics_per_node: the most any asks for)");
   }
   for (auto& s : slots) {
     for (const HcaIndex h : s.hcas) s.rail_leaves.push_back(leaf_of(f, hcas[h]));
     s.leaf = s.rail_leaves.front();
   }
   NodePool pool(std::move(slots), nics_per_node);
+  pool.left_out_ = left_out_hosts;
+  pool.left_out_example_ = std::move(left_out_first);
   std::vector<std::string> names;
   names.reserve(hcas.size());
   for (const auto id : hcas) names.push_back(f.node(id).name);
@@ -265,7 +271,15 @@ std::vector<JobPlacement> place_jobs(const NodePool& pool, const std::vector<Job
     if (n > free.size())
       throw InputError((req.file.empty() ? std::string() : req.file + ": key '" + req.key + ".nodes': ") +
                        "job '" + req.job + "': asks for " + count_nodes(n) + " but only " +
-                       std::to_string(free.size()) + " of " + count_nodes(pool.size()) + " are free");
+                       std::to_string(free.size()) + " of " + count_nodes(pool.size()) + " are free" +
+                       (pool.nics_per_node() > 1 ? " (a node is " + std::to_string(pool.nics_per_node()) +
+                                                       " HCAs: the most NICs per node any job or background "
+                                                       "asks for)"
+                                                 : std::string()) +
+                       (pool.left_out() > 0
+                            ? "; " + std::to_string(pool.left_out()) +
+                                  " host(s) with fewer HCAs are not nodes, e.g. " + pool.left_out_example()
+                            : std::string()));
 
     JobPlacement p;
     p.job = req.job;

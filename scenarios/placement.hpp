@@ -5,9 +5,10 @@
 // pool of node slots is built from a Fabric once (NodePool::from_fabric):
 // - Host mode: when some host (Node::host) owns more than one HCA — a fabric generated with K rails, or
 //   an imported fabric whose servers have several ports — every host is one node slot and its HCAs, sorted
-//   by (plane, HcaIndex), are rails 0..H-1. Every host must own the same number H of HCAs (InputError
-//   naming a host that does not) and nics_per_node <= H; with nics_per_node < H a slot holds the host's
-//   rails 0..nics_per_node-1 (the other HCAs stay unused).
+//   by (plane, HcaIndex), are rails 0..H-1. A host that owns fewer than nics_per_node HCAs is not a node
+//   (a storage or login server beside the GPU nodes of an imported fabric: NodePool::left_out() counts and
+//   names them, and the run warns); with nics_per_node < H a slot holds the host's rails
+//   0..nics_per_node-1 (the other HCAs stay unused). InputError when no host has nics_per_node HCAs.
 // - Consecutive mode: when every host owns one HCA (a single-plane fabric), consecutive HCAs in HcaIndex
 //   order form nodes: HCAs [K*n, K*n + K) are node n; a remainder of fewer than K HCAs is not a node.
 // Slot order is the order of the slot's rail-0 HCA in HcaIndex order (host order for generated fabrics).
@@ -75,8 +76,13 @@ class NodePool {
   std::optional<std::uint32_t> find(const std::string& name) const;
   /// Attaches HCA names (HcaIndex -> name) so find() also matches HCA names.
   void set_hca_names(std::vector<std::string> names) { hca_names_ = std::move(names); }
+  /// Host mode: hosts left out for owning fewer than nics_per_node HCAs, and the first of them ("" if none).
+  std::size_t left_out() const { return left_out_; }
+  const std::string& left_out_example() const { return left_out_example_; }
 
  private:
+  std::size_t left_out_ = 0;
+  std::string left_out_example_;
   std::vector<NodeSlot> slots_;
   std::uint32_t nics_per_node_ = 1;
   std::vector<std::string> hca_names_;

@@ -12,6 +12,7 @@
 #include "scenarios/ring_shortcut.hpp"
 #include "scenarios/timed_faults.hpp"
 #include "sim/build_id.hpp"
+#include "sim/deadlock.hpp"
 #include "sim/error.hpp"
 #include "sim/progress.hpp"
 #include "sim/rng.hpp"
@@ -474,10 +475,7 @@ std::size_t ScenarioRunner::collective_for(JobRun& jr, CollOp op, std::uint64_t 
   const CollectiveSpec cs = spec_for(jr.index, op, size, algorithm);
   JobRun::Collective c{op,     size, algorithm, nullptr, nullptr, nullptr, cs, where, out_.collectives.size(),
                        nullptr};
-  auto input_error = [&](const InputError& e) {
-    return InputError(where + ": job '" + js.name + "', " + format_size(size) + " " + to_string(op) + ": " +
-                      e.what());
-  };
+  auto input_error = [&](const InputError& e) { return collective_error(where, js.name, size, op, e); };
   // The result entry: what ran (the shortcut's ring plan or the tuning's DAG) and its transfer counts.
   auto add = [&](const std::string& what, const std::string& algo, const std::string& proto,
                  std::uint32_t channels, std::uint64_t net, std::uint64_t nvl, Time launch) {
@@ -541,8 +539,7 @@ void ScenarioRunner::make_exact(JobRun& jr, JobRun::Collective& c) {
   try {
     c.dag = std::make_unique<TransferDag>(build_collective(c.spec));
   } catch (const InputError& e) {
-    throw InputError(c.where + ": job '" + jr.spec->name + "', " + format_size(c.size_bytes) + " " +
-                     to_string(c.op) + ": " + e.what());
+    throw collective_error(c.where, jr.spec->name, c.size_bytes, c.op, e);
   }
   ExecOptions eo = exec_opts_;
   if (!jr.slow_nodes.empty() && var_.straggler_rate_factor < 1.0 && jr.nic_gbps > 0) {
@@ -734,6 +731,11 @@ RunManifest ScenarioRunner::manifest() const {
 void ScenarioRunner::report_faults() {
   // The faults applied and any QP that exhausted its retries (the run stopped there instead of hanging).
   if (!w_.faults.empty()) out_.engine.extra["faults"] = w_.faults;
+  const Time end = last_end_ > Time::zero() ? last_end_ : engine_->now();
+  for (const auto& f : w_.timed_faults) // listed above as asked for; say which never happened
+    if (f.at > end)
+      out_.warnings.push_back("no effect: fault '" + f.what + "' is due after the run's end (" +
+                              std::to_string(std::llround(end.to_us())) + " us): not applied");
   const auto failures = qp_failures_of(*engine_);
   if (failures.empty()) return;
   nlohmann::json list = nlohmann::json::array();
@@ -805,9 +807,7 @@ RunResult ScenarioRunner::run() {
     fluid_report_["solves"] = coflows_->solves();
     out_.engine.extra["ring_fluid"] = fluid_report_;
   }
-  // The run ends with the last collective (or background message), not with the engine's clock: an engine may
-  // still run idle timers after the traffic (the packet engine cancels its ACK timers with the last
-  // deadline).
+  // The run ends with the last collective (or background message), not with the engine's clock (idle timers).
   out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();
   out_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
   out_.manifest = manifest();
@@ -836,6 +836,9 @@ RunResult run_scenario(const Scenario& s, const World& w, const RunOptions& opt)
   return runner.run();
 } catch (const InputError& e) {
   throw InputError(note_override(s.overrides, e.what())); // "FILE: key K" where K came from --set
+} catch (const DeadlockError& e) {
+  explain_deadlock(s, w, e); // the routing's credit loop, when it has one: exit 2 naming routing.algorithm
+  throw;
 }
 
 } // namespace ibn::scen

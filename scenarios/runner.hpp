@@ -95,6 +95,17 @@ double hca_link_gbps(const World& w, std::uint32_t hca);
 /// (its cable counted for both ends). The host path's per-message latency (staging, cross-NUMA, SR-IOV) is
 /// not in it: NCCL's hwLat was measured with GPUDirect, so it stays charged whole.
 Time hca_leaf_latency(const World& w, std::uint32_t hca);
+/// A packet run that deadlocked (DeadlockError): when the world's routing has a credit loop on its fabric
+/// (routing::check_deadlock_free over the routes the run could take), InputError naming the scenario's
+/// routing.algorithm with the loop and the run's wait-for cycle; otherwise nothing (the caller rethrows: a
+/// deadlock on a loop-free routing is the engine's fault). Checked only after a deadlock, so runs pay
+/// nothing.
+void explain_deadlock(const Scenario& s, const World& w, const std::exception& deadlock);
+/// A collective's InputError under `where` ("FILE: key 'jobs[i].workload.op'"): "WHERE: job 'J', 1MiB
+/// allreduce: WHAT"; an algorithm's refusal ("algorithm: 'direct' does not do allreduce") names the job's
+/// workload.algorithm key instead.
+InputError collective_error(const std::string& where, const std::string& job, std::uint64_t size, CollOp op,
+                            const InputError& e);
 /// A path the scenario names, relative to the scenario's folder unless absolute.
 std::string scenario_path(const Scenario& s, const std::string& p);
 

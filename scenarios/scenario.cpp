@@ -9,6 +9,7 @@
 #include "topology/generators.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <ranges>
@@ -24,6 +25,15 @@ std::string to_string(EngineKind e) {
 EngineKind parse_engine(const std::string& text, const std::string& what) {
   return parse_choice(kEngines, text, what, "engine");
 }
+
+namespace {
+/// A number as %g prints it ("1e+09", "250").
+std::string fmt_number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+} // namespace
 
 namespace {
 
@@ -101,7 +111,8 @@ Schema build_schema() {
       "switches pay, e.g. \"quantum-2\" or \"leaf=spectrum-3,spine=spectrum-4\" (docs/packet-models.md)).");
   add("routing.algorithm", K::String, "", "auto",
       "Static routing: auto (ftree on generated fat-trees, df-min on dragonflies, updn otherwise) or a "
-      "registered algorithm.",
+      "registered algorithm; df-valiant and df-ugal are routing tables only (`topo routes`): a run refuses "
+      "them (docs/routing.md).",
       registry_names(routing::builtin_routing(), {"auto"}));
   add("routing.adaptive", K::String, "", "off", "Adaptive routing at switches.", choice_names(pkt::kArModes));
   add("cc.algorithm", K::String, "", "none",
@@ -404,6 +415,19 @@ std::vector<std::string> no_effect_keys(const nlohmann::json& doc, const nlohman
       if (given(P(std::string("/variability/stragglers/") + k)))
         out.push_back(std::string("variability.stragglers.") + k +
                       " is given but variability.stragglers.count is 0: no node is a straggler");
+  if (!profile_variability && st.value("count", 0) > 0 && st.value("rate_factor", 1.0) == 1.0 &&
+      st.value("delay_us", 0.0) == 0.0)
+    out.push_back("variability.stragglers.count is " + std::to_string(st.value("count", 0)) +
+                  " but rate_factor is 1 and delay_us 0: the stragglers are as fast as the others");
+  for (const char* k : {"sriov_rate_factor", "sriov_latency_ns"})
+    if (given(P(std::string("/packet/") + k)) && !e.value(P("/packet/sriov"), false))
+      out.push_back(std::string("packet.") + k + " is given but packet.sriov is false: no virtual function");
+  if (given(P("/nccl/max_channels"))) {
+    bool all_fixed = !e.at("jobs").empty();
+    for (const auto& j : e.at("jobs")) all_fixed &= j.at("workload").value("channels", 0) > 0;
+    if (all_fixed)
+      out.push_back("nccl.max_channels is given but every job's workload.channels fixes its channel count");
+  }
   const auto la = v.value("launch", nlohmann::json::object());
   if (!profile_variability && la.value("median_us", 0.0) == 0.0 && la.value("tail_p", 0.0) == 0.0)
     for (const char* k : {"sigma", "tail_alpha", "tail_xm_us"})
@@ -452,6 +476,13 @@ Scenario make_scenario_checked(const nlohmann::json& doc_in, const std::string& 
   s.effective = schema.complete(doc, where);
   reconcile(doc, s.effective, "routing", "adaptive", "ar_mode", where);
   reconcile(doc, s.effective, "cc", "algorithm", "cc", where);
+  // cc.params are the chosen algorithm's packet.<algorithm> keys: both given, one would win silently.
+  if (const auto& cc = s.effective.at("cc"); !cc.at("params").empty() && cc.at("algorithm") != "none") {
+    const std::string algo = cc.at("algorithm");
+    if (doc.contains("packet") && doc.at("packet").is_object() && doc.at("packet").contains(algo))
+      throw InputError(where + ": keys 'cc.params' and 'packet." + algo + "' both set " + algo +
+                       "'s parameters (cc.params are the packet." + algo + " keys); give one of them");
+  }
   s.no_effect = no_effect_keys(doc, s.effective);
   s.given = doc;
   if (doc.contains("flow") && doc.at("flow").is_object() && !doc.at("flow").empty())
@@ -597,6 +628,10 @@ Scenario make_scenario_checked(const nlohmann::json& doc_in, const std::string& 
                      ": key 'jobs': every job has \"loop\": true, so the run would never end; make one "
                      "job finite");
   for (const auto& b : e.at("background")) {
+    if (const double start = b.at("start_us"), stop = b.at("stop_us"); stop > 0 && stop <= start)
+      throw InputError(where + ": key 'background[" + std::to_string(s.background.size()) +
+                       "].stop_us': " + fmt_number(stop) + " us is not after start_us (" + fmt_number(start) +
+                       " us); give a later stop, or 0 for the end of the last job");
     BackgroundSpec bg;
     bg.pattern = parse_background_pattern(b.at("pattern"), where + ": key 'background[].pattern'");
     bg.load = b.at("load");

@@ -1,8 +1,10 @@
 #include "scenarios/runner.hpp"
 
+#include "models/routing/deadlock.hpp"
 #include "models/routing/reroute.hpp"
 #include "scenarios/faults.hpp"
 #include "sim/error.hpp"
+#include "sim/units.hpp"
 #include "topology/fabric_loader.hpp"
 #include "topology/generators.hpp"
 #include "topology/switch_models.hpp"
@@ -218,7 +220,7 @@ World build_world_checked(const Scenario& s) {
                        algo +
                        "' routing: dragonfly MIN routing needs 2 VLs to be deadlock-free (the VL goes up "
                        "after the global hop); give 2 or more");
-    w.packet.num_vls = 2;
+    if (s.engine == EngineKind::Packet) w.packet.num_vls = 2; // the flow engine has no VLs to raise
   }
   if (s.faults.any()) {
     // Faults at t = 0 change the fabric before routing (removed cables, new speeds): both engines then run on
@@ -237,6 +239,16 @@ World build_world_checked(const Scenario& s) {
                        "' around the faults at t = 0: " + e.what());
     }
   }
+  // Nodes are groups of placement_nics(s) HCAs: a job asking for fewer NICs per node still takes whole nodes.
+  const auto node_nics = placement_nics(s);
+  for (std::size_t j = 0; j < s.jobs.size(); ++j)
+    if (s.jobs[j].nics_per_node < node_nics)
+      w.warnings.push_back(
+          "key 'jobs[" + std::to_string(j) + "].nics_per_node': job '" + s.jobs[j].name + "' asks for " +
+          std::to_string(s.jobs[j].nics_per_node) + " NIC(s) per node, but nodes are groups of " +
+          std::to_string(node_nics) +
+          " HCAs (the most NICs per node the scenario asks for): it takes whole nodes and uses " +
+          std::to_string(s.jobs[j].nics_per_node) + " HCA(s) of each");
   w.cable_directions =
       std::make_shared<const topo::CableDirections>(topo::cable_directions_by_tier(w.fabric));
   try {
@@ -244,6 +256,13 @@ World build_world_checked(const Scenario& s) {
   } catch (const InputError&) {
     // Left null: the run builds the pool again and reports the error where it always has (its placement).
   }
+  if (w.pool && w.pool->left_out() > 0)
+    w.warnings.push_back(
+        "fabric '" + w.fabric.name + "': " + std::to_string(w.pool->left_out()) + " host(s) own fewer than " +
+        std::to_string(w.pool->nics_per_node()) +
+        " HCAs (the most NICs per node a job asks for) and are not nodes jobs are placed on, "
+        "e.g. " +
+        w.pool->left_out_example() + "; " + std::to_string(w.pool->size()) + " hosts are");
   return w;
 }
 } // namespace
@@ -271,6 +290,30 @@ Time hca_leaf_latency(const World& w, std::uint32_t hca) {
     if (!best || t < *best) best = t;
   }
   return best ? dev.nic_tx_latency + dev.nic_rx_latency + *best : Time::zero();
+}
+
+InputError collective_error(const std::string& where, const std::string& job, std::uint64_t size, CollOp op,
+                            const InputError& e) {
+  const bool algo = std::string_view(e.what()).starts_with("algorithm:") && where.ends_with(".op'");
+  return InputError((algo ? where.substr(0, where.size() - 4) + ".algorithm'" : where) + ": job '" + job +
+                    "', " + format_size(size) + " " + to_string(op) + ": " + e.what());
+}
+
+void explain_deadlock(const Scenario& s, const World& w, const std::exception& deadlock) {
+  if (!w.tables) return;
+  const auto rep = routing::check_deadlock_free(
+      w.fabric, *w.tables, routing::vl_function(w.tables->vl_rule()), s.adaptive_routing != pkt::ArMode::Off);
+  if (rep.deadlock_free) return;
+  std::string loop;
+  for (std::size_t i = 0; i < rep.cycle.size() && i < 8; ++i) loop += "\n  " + rep.cycle[i];
+  if (rep.cycle.size() > 8) loop += "\n  ... (" + std::to_string(rep.cycle.size()) + " channels)";
+  throw InputError(
+      s.file + ": key 'routing.algorithm': the packet run deadlocked: routing '" + w.routing_name +
+      "' on this fabric allows a credit loop (lossless links wait on each "
+      "other in a cycle; docs/routing.md \"deadlock-free\"), and the traffic closed it. Use a "
+      "deadlock-free routing (updn on any fabric, ftree on fat-trees, df-min on dragonflies) or the "
+      "flow engine (no credits). The routing's channel cycle:" +
+      loop + "\nThe run: " + deadlock.what());
 }
 
 } // namespace ibn::scen

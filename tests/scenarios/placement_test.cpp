@@ -93,8 +93,8 @@ TEST_CASE("placement: a rails fabric groups each host's HCAs into one node, rail
     CHECK(one.slot(s).hcas == std::vector<HcaIndex>{pool.slot(s).hcas[0]});
     CHECK(f.node(hcas[one.slot(s).hcas[0]]).plane == 0);
   }
-  CHECK(error_of([&] { NodePool::from_fabric(f, 3); }).find("hosts have 2 HCAs but nics_per_node is 3") !=
-        std::string::npos);
+  CHECK(error_of([&] { NodePool::from_fabric(f, 3); })
+            .find("no host has 3 HCAs (nics_per_node); the most any host has is 2") != std::string::npos);
 }
 
 TEST_CASE("placement: a single-plane fabric forms nodes from consecutive HCAs") {
@@ -224,9 +224,11 @@ TEST_CASE("placement: asking for more nodes than are free names the job and the 
   Rng rng(1);
   CHECK(error_of([&] {
           place_jobs(pool, {job("a", 8, "linear"), job("b", 9, "spread")}, rng);
-        }) == "job 'b': asks for 9 nodes but only 8 of 16 nodes are free");
+        }) == "job 'b': asks for 9 nodes but only 8 of 16 nodes are free (a node is 2 HCAs: the most NICs per node "
+            "any job or background asks for)");
   CHECK(error_of([&] { place_jobs(pool, {job("a", 17, "random")}, rng); }) ==
-        "job 'a': asks for 17 nodes but only 16 of 16 nodes are free");
+        "job 'a': asks for 17 nodes but only 16 of 16 nodes are free (a node is 2 HCAs: the most NICs per "
+            "node any job or background asks for)");
   CHECK(error_of([&] { place_jobs(pool, {job("a", 0, "linear")}, rng); }) ==
         "job 'a': nodes must be at least 1");
   CHECK(error_of([&] { place_jobs(pool, {job("a", 2, "scattered")}, rng); })
