@@ -239,6 +239,18 @@ World build_world_checked(const Scenario& s) {
                        "' around the faults at t = 0: " + e.what());
     }
   }
+  // A service level maps to a VL; with one data VL every SL shares it.
+  if (s.engine == EngineKind::Packet && w.packet.num_vls < 2) {
+    for (std::size_t j = 0; j < s.jobs.size(); ++j)
+      if (s.jobs[j].sl != 0)
+        w.warnings.push_back("no effect: key 'jobs[" + std::to_string(j) + "].sl' is " +
+                             std::to_string(s.jobs[j].sl) + " but packet.num_vls is 1: every SL shares VL0");
+    for (std::size_t b = 0; b < s.background.size(); ++b)
+      if (s.background[b].sl != 0)
+        w.warnings.push_back("no effect: key 'background[" + std::to_string(b) + "].sl' is " +
+                             std::to_string(s.background[b].sl) +
+                             " but packet.num_vls is 1: every SL shares VL0");
+  }
   // Nodes are groups of placement_nics(s) HCAs: a job asking for fewer NICs per node still takes whole nodes.
   const auto node_nics = placement_nics(s);
   for (std::size_t j = 0; j < s.jobs.size(); ++j)

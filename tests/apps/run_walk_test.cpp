@@ -234,6 +234,14 @@ TEST_CASE("run: settings that change nothing are warned, conflicting CC paramete
   CHECK(has(r.out, "no effect: variability.stragglers.count is 1 but rate_factor is 1 and delay_us 0"));
   CHECK(has(r.out, "no effect: packet.sriov_rate_factor is given but packet.sriov is false"));
   CHECK(has(r.out, "no effect: nccl.max_channels is given but every job's workload.channels fixes"));
+  // A service level on one VL.
+  r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "sl").string() + " --set 'jobs[0].sl=1'");
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "no effect: key 'jobs[0].sl' is 1 but packet.num_vls is 1"));
+  r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "sl2").string() +
+                         " --set 'jobs[0].sl=1' --set packet.num_vls=2");
+  CHECK(r.code == 0);
+  CHECK_FALSE(has(r.out, "no effect"));
   // cc.params and packet.dcqcn both given: cc.params won silently, the manifest showed packet.dcqcn.
   r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "b").string() +
                          " --set cc.algorithm=dcqcn --set 'packet.dcqcn={\"profile\":\"paper\"}' --set "
