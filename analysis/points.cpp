@@ -265,6 +265,7 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
              std::optional<scen::EngineKind> engine) {
   std::map<std::string, std::string> seen;  // effective scenario -> point id
   std::map<std::string, std::size_t> inert; // a key the scenario gives that changes nothing -> points
+  std::map<std::string, std::size_t> notes; // how jobs land on the nodes (check_placement) -> points
   std::string fabric_key;                   // the fabric configuration `fabric` was built from
   topo::Fabric fabric;
   std::string fabric_text; // `fabric` as JSON without its origin (two spellings of one fabric compare equal)
@@ -286,7 +287,7 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
           fj.erase("name");
           fabric_text = fj.dump();
         }
-        scen::check_placement(s, fabric);
+        for (const auto& n : scen::check_placement(s, fabric)) ++notes[n];
         // Two spellings of one fabric (`oversubscription=1:1,2:2`, `rate=NDR,400Gbps`) build the same one.
         auto eff = s.effective;
         if (eff.contains("fabric")) eff["fabric"].erase("params");
@@ -304,16 +305,30 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
           settled = false;
         }
         const std::string name = scen::to_string(engine.value_or(s.engine));
-        if (settled)
+        if (settled) {
           for (const auto& w : eng::ignored_features(name, engines.get(name).factory.capabilities, device))
             ++inert[w];
+          // Service levels on one VL (dragonfly MIN routing gets 2 on the packet engine, as build_world
+          // does).
+          const bool df =
+              s.routing.rfind("df-", 0) == 0 || (s.routing == "auto" && s.fabric_generator == "dragonfly");
+          if (engine.value_or(s.engine) == scen::EngineKind::Packet)
+            for (const auto& n : scen::sl_notes(
+                     s, static_cast<std::uint32_t>(df ? std::max(2, device.num_vls) : device.num_vls)))
+              ++inert[n.substr(std::string("no effect: ").size())];
+        }
       }
     } catch (const InputError& e) {
       throw InputError(blame(p, e.what()));
     }
     if (!first.empty()) throw InputError(same(first, p.id));
   }
-  return scen::study_no_effect(inert, points.size());
+  auto out = scen::study_no_effect(inert, points.size());
+  for (const auto& [line, n] : notes)
+    out.push_back(line + (n < points.size() ? " (on " + std::to_string(n) + " of " +
+                                                  std::to_string(points.size()) + " points)"
+                                            : std::string()));
+  return out;
 }
 
 std::vector<std::string> unmeasured_notes(const std::vector<StudyPoint>& points,

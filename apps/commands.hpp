@@ -3,6 +3,7 @@
 // Subcommand callbacks throw ibn::InputError for bad input (exit 2); main() maps exceptions to exit codes.
 #include <CLI/CLI.hpp>
 
+#include "scenarios/schema.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 
@@ -97,48 +98,46 @@ inline void refuse_listed_twice(const std::vector<std::string>& values, const st
   refuse_listed_twice(values, values, flag);
 }
 
-/// A --set key in one spelling: "jobs.0.nodes" and "jobs[0].nodes" are the same key ("jobs[0].nodes").
+/// A --set key in one spelling, as the scenario's key parser reads it (scen::parse_key_path): "jobs.0.nodes",
+/// "jobs[0].nodes", "jobs[0]nodes" and "jobs[00].nodes" are all "jobs[0].nodes". A path the parser refuses
+/// is returned as written (the set itself then fails with the parser's error).
 inline std::string canonical_set_key(const std::string& key) {
-  std::string out, seg;
-  auto flush = [&] {
-    const bool index = !seg.empty() && seg.find_first_not_of("0123456789") == std::string::npos;
-    if (index && !out.empty())
-      out += "[" + seg + "]";
-    else
-      out += (out.empty() ? "" : ".") + seg;
-    seg.clear();
-  };
-  for (const char c : key) {
-    if (c == '.')
-      flush();
-    else
-      seg += c;
+  std::vector<scen::PathToken> tokens;
+  try {
+    tokens = scen::parse_key_path(key, "--set");
+  } catch (const InputError&) {
+    return key;
   }
-  flush();
+  std::string out;
+  for (const auto& t : tokens)
+    out +=
+        t.is_index && !out.empty() ? "[" + std::to_string(t.index) + "]" : (out.empty() ? "" : ".") + t.key;
   return out;
 }
 
-/// `--set KEY=VALUE` given twice for one KEY (in any spelling), or for a key and a key inside it
-/// (`fabric.params.radix=8` beside `fabric.params={...}`): the later one used to win silently. InputError
-/// naming both.
+/// `--set KEY=VALUE` given twice for one KEY (in any spelling), or a key inside an object that a later --set
+/// gives whole (`fabric.params.radix=8`, then `fabric.params={...}`): the later one used to win silently.
+/// InputError naming both. A member after its whole object refines it and is kept. Items without '=' are
+/// left to the set itself ("expected key=value").
 inline void refuse_set_twice(const std::vector<std::string>& sets, const std::string& flag = "--set") {
   std::vector<std::string> keys;
-  for (const auto& kv : sets) keys.push_back(canonical_set_key(kv.substr(0, kv.find('='))));
+  for (const auto& kv : sets)
+    keys.push_back(kv.find('=') == std::string::npos ? std::string()
+                                                     : canonical_set_key(kv.substr(0, kv.find('='))));
   auto inside = [](const std::string& inner, const std::string& outer) {
     return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
            (inner[outer.size()] == '.' || inner[outer.size()] == '[');
   };
   for (std::size_t i = 0; i < keys.size(); ++i)
-    for (std::size_t k = 0; k < i; ++k) {
+    for (std::size_t k = 0; k < i && !keys[i].empty(); ++k) {
       if (keys[i] == keys[k])
         throw InputError(flag + " " + sets[i] + ": key '" + keys[i] + "' is already set by " + flag + " " +
                          sets[k] + "; give each key once");
-      if (inside(keys[i], keys[k]) || inside(keys[k], keys[i])) {
-        const auto& [in, out] =
-            inside(keys[i], keys[k]) ? std::pair{keys[i], keys[k]} : std::pair{keys[k], keys[i]};
-        throw InputError(flag + " " + sets[i] + " and " + flag + " " + sets[k] + ": key '" + in +
-                         "' is inside '" + out + "', set as a whole by the other; give one of them");
-      }
+      if (!keys[k].empty() && inside(keys[k], keys[i]))
+        throw InputError(flag + " " + sets[i] + ": it sets '" + keys[i] + "' whole, which drops '" + keys[k] +
+                         "' set before by " + flag + " " + sets[k] +
+                         "; give the member after the object, or "
+                         "put it in the object");
     }
 }
 
@@ -148,7 +147,7 @@ inline void refuse_flag_and_set(const std::vector<std::string>& sets, const std:
                                 const std::string& flag, bool flag_given) {
   if (!flag_given) return;
   for (const auto& kv : sets)
-    if (canonical_set_key(kv.substr(0, kv.find('='))) == key)
+    if (kv.find('=') != std::string::npos && canonical_set_key(kv.substr(0, kv.find('='))) == key)
       throw InputError("--set " + kv + ": key '" + key + "' is also set by " + flag + "; give one of them");
 }
 

@@ -86,6 +86,9 @@ topo::LinkId find_link(const topo::Fabric& f, const std::string& text, const std
       if (f.link(l).other(*a) == *b) return l;
     throw InputError(key + ": no cable between '" + f.node(*a).name + "' and '" + f.node(*b).name + "'");
   }
+  if (const auto n = f.find_node(text))
+    throw InputError(key + ": '" + f.node(*n).name +
+                     "' is a node, not a cable: add :PORT, or /NODE for the cable to a neighbour");
   if (slashes == 1 && !port_form) { // the plain A/B form: name the side that is not a node
     const auto slash = text.find('/');
     const auto a = text.substr(0, slash);

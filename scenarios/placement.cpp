@@ -200,6 +200,7 @@ NodePool NodePool::from_fabric(const Fabric& f, std::uint32_t nics_per_node) {
     s.leaf = s.rail_leaves.front();
   }
   NodePool pool(std::move(slots), nics_per_node);
+  pool.host_mode_ = multi;
   pool.left_out_ = left_out_hosts;
   pool.left_out_example_ = std::move(left_out_first);
   std::vector<std::string> names;

@@ -78,11 +78,14 @@ class NodePool {
   void set_hca_names(std::vector<std::string> names) { hca_names_ = std::move(names); }
   /// Host mode: hosts left out for owning fewer than nics_per_node HCAs, and the first of them ("" if none).
   std::size_t left_out() const { return left_out_; }
+  /// Whether nodes are hosts (some host owns several HCAs), not runs of consecutive one-HCA hosts.
+  bool host_mode() const { return host_mode_; }
   const std::string& left_out_example() const { return left_out_example_; }
 
  private:
   std::size_t left_out_ = 0;
   std::string left_out_example_;
+  bool host_mode_ = false;
   std::vector<NodeSlot> slots_;
   std::uint32_t nics_per_node_ = 1;
   std::vector<std::string> hca_names_;

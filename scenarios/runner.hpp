@@ -71,6 +71,8 @@ struct World {
   std::shared_ptr<const NodePool> pool;
   /// topo::cable_directions_by_tier(fabric), for the engines' reports (idle links per tier).
   std::shared_ptr<const topo::CableDirections> cable_directions;
+  /// packet.num_vls was raised to 2 by the world (dragonfly MIN routing), not given by the scenario.
+  bool auto_vls = false;
 };
 World build_world(const Scenario& s);
 /// The scenario's fabric alone (loaded or generated, before faults and routing): build_world's first step.
@@ -84,7 +86,13 @@ std::vector<JobPlacementRequest> placement_requests(const Scenario& s, std::size
 /// throw at its start (more nodes than are free, an unknown explicit host), before anything runs. Then the
 /// faults at t = 0 as the run applies them (more cables asked than the tier has, an HCA cut off): studies
 /// check every point this way before running the first.
-void check_placement(const Scenario& s, const topo::Fabric& f);
+/// Returns placement_notes() for the study to print.
+std::vector<std::string> check_placement(const Scenario& s, const topo::Fabric& f);
+/// Warnings about how the scenario's jobs land on `pool`: a job of fewer NICs per node than the nodes hold
+/// (consecutive one-HCA hosts only) and the hosts left out for owning too few HCAs.
+std::vector<std::string> placement_notes(const Scenario& s, const NodePool& pool);
+/// "no effect" warnings for service levels given where `num_vls` < 2 (every SL shares VL0).
+std::vector<std::string> sl_notes(const Scenario& s, std::uint32_t num_vls);
 /// InputError naming `file`'s routing.algorithm when `algo` is a routing the engines cannot run (df-valiant,
 /// df-ugal: tables only); build_world and check_placement call it.
 void refuse_tables_only_routing(const std::string& file, const std::string& algo);

@@ -419,8 +419,10 @@ std::vector<std::string> no_effect_keys(const nlohmann::json& doc, const nlohman
       st.value("delay_us", 0.0) == 0.0)
     out.push_back("variability.stragglers.count is " + std::to_string(st.value("count", 0)) +
                   " but rate_factor is 1 and delay_us 0: the stragglers are as fast as the others");
+  // A calibration profile's host section may turn SR-IOV on: only profile-free runs are checked.
   for (const char* k : {"sriov_rate_factor", "sriov_latency_ns"})
-    if (given(P(std::string("/packet/") + k)) && !e.value(P("/packet/sriov"), false))
+    if (given(P(std::string("/packet/") + k)) && !e.value(P("/packet/sriov"), false) &&
+        e.at("calibration").get<std::string>().empty())
       out.push_back(std::string("packet.") + k + " is given but packet.sriov is false: no virtual function");
   if (given(P("/nccl/max_channels"))) {
     bool all_fixed = !e.at("jobs").empty();

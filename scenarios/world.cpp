@@ -122,12 +122,47 @@ void refuse_tables_only_routing(const std::string& file, const std::string& algo
                      "df-min's under another name; use df-min (`topo routes` prints its tables)");
 }
 
-void check_placement(const Scenario& s, const topo::Fabric& f) {
+std::vector<std::string> placement_notes(const Scenario& s, const NodePool& pool) {
+  std::vector<std::string> out;
+  // Runs of consecutive one-HCA hosts form nodes of the most NICs asked for: a job asking for fewer still
+  // takes whole nodes. (Where hosts own several HCAs a node is a host whatever the job asks for.)
+  const auto node_nics = pool.nics_per_node();
+  for (std::size_t j = 0; j < s.jobs.size() && !pool.host_mode(); ++j)
+    if (s.jobs[j].nics_per_node < node_nics)
+      out.push_back("key 'jobs[" + std::to_string(j) + "].nics_per_node': job '" + s.jobs[j].name +
+                    "' asks for " + std::to_string(s.jobs[j].nics_per_node) +
+                    " NIC(s) per node, but nodes are groups of " + std::to_string(node_nics) +
+                    " HCAs (the most NICs per node the scenario asks for): it takes whole nodes and uses " +
+                    std::to_string(s.jobs[j].nics_per_node) + " HCA(s) of each");
+  if (pool.left_out() > 0)
+    out.push_back(
+        std::to_string(pool.left_out()) + " host(s) own fewer than " + std::to_string(node_nics) +
+        " HCAs (the most NICs per node a job asks for) and are not nodes jobs are placed on, e.g. " +
+        pool.left_out_example() + "; " + std::to_string(pool.size()) + " host(s) are");
+  return out;
+}
+
+std::vector<std::string> sl_notes(const Scenario& s, std::uint32_t num_vls) {
+  std::vector<std::string> out; // a service level maps to a VL; with one data VL every SL shares it
+  if (num_vls >= 2) return out;
+  auto note = [&](const std::string& key, std::uint32_t sl) {
+    if (sl != 0)
+      out.push_back("no effect: key '" + key + ".sl' is " + std::to_string(sl) +
+                    " but packet.num_vls is 1: every SL shares VL0");
+  };
+  for (std::size_t j = 0; j < s.jobs.size(); ++j) note("jobs[" + std::to_string(j) + "]", s.jobs[j].sl);
+  for (std::size_t b = 0; b < s.background.size(); ++b)
+    note("background[" + std::to_string(b) + "]", s.background[b].sl);
+  return out;
+}
+
+std::vector<std::string> check_placement(const Scenario& s, const topo::Fabric& f) {
   refuse_tables_only_routing(s.file, s.routing);
   const auto pool = NodePool::from_fabric(f, placement_nics(s));
   Rng rng = Rng::for_stream(s.seed, "placement");
   (void)place_jobs(pool, placement_requests(s, pool.size()), rng);
   if (s.faults.any()) (void)apply_initial_faults(f, plan_faults(s.faults, f, s.seed, s.file), s.file);
+  return placement_notes(s, pool);
 }
 
 namespace {
@@ -220,7 +255,8 @@ World build_world_checked(const Scenario& s) {
                        algo +
                        "' routing: dragonfly MIN routing needs 2 VLs to be deadlock-free (the VL goes up "
                        "after the global hop); give 2 or more");
-    if (s.engine == EngineKind::Packet) w.packet.num_vls = 2; // the flow engine has no VLs to raise
+    w.packet.num_vls = 2;
+    w.auto_vls = true; // not the scenario's: the flow engine (no VLs) does not warn of it
   }
   if (s.faults.any()) {
     // Faults at t = 0 change the fabric before routing (removed cables, new speeds): both engines then run on
@@ -239,28 +275,6 @@ World build_world_checked(const Scenario& s) {
                        "' around the faults at t = 0: " + e.what());
     }
   }
-  // A service level maps to a VL; with one data VL every SL shares it.
-  if (s.engine == EngineKind::Packet && w.packet.num_vls < 2) {
-    for (std::size_t j = 0; j < s.jobs.size(); ++j)
-      if (s.jobs[j].sl != 0)
-        w.warnings.push_back("no effect: key 'jobs[" + std::to_string(j) + "].sl' is " +
-                             std::to_string(s.jobs[j].sl) + " but packet.num_vls is 1: every SL shares VL0");
-    for (std::size_t b = 0; b < s.background.size(); ++b)
-      if (s.background[b].sl != 0)
-        w.warnings.push_back("no effect: key 'background[" + std::to_string(b) + "].sl' is " +
-                             std::to_string(s.background[b].sl) +
-                             " but packet.num_vls is 1: every SL shares VL0");
-  }
-  // Nodes are groups of placement_nics(s) HCAs: a job asking for fewer NICs per node still takes whole nodes.
-  const auto node_nics = placement_nics(s);
-  for (std::size_t j = 0; j < s.jobs.size(); ++j)
-    if (s.jobs[j].nics_per_node < node_nics)
-      w.warnings.push_back(
-          "key 'jobs[" + std::to_string(j) + "].nics_per_node': job '" + s.jobs[j].name + "' asks for " +
-          std::to_string(s.jobs[j].nics_per_node) + " NIC(s) per node, but nodes are groups of " +
-          std::to_string(node_nics) +
-          " HCAs (the most NICs per node the scenario asks for): it takes whole nodes and uses " +
-          std::to_string(s.jobs[j].nics_per_node) + " HCA(s) of each");
   w.cable_directions =
       std::make_shared<const topo::CableDirections>(topo::cable_directions_by_tier(w.fabric));
   try {
@@ -268,13 +282,10 @@ World build_world_checked(const Scenario& s) {
   } catch (const InputError&) {
     // Left null: the run builds the pool again and reports the error where it always has (its placement).
   }
-  if (w.pool && w.pool->left_out() > 0)
-    w.warnings.push_back(
-        "fabric '" + w.fabric.name + "': " + std::to_string(w.pool->left_out()) + " host(s) own fewer than " +
-        std::to_string(w.pool->nics_per_node()) +
-        " HCAs (the most NICs per node a job asks for) and are not nodes jobs are placed on, "
-        "e.g. " +
-        w.pool->left_out_example() + "; " + std::to_string(w.pool->size()) + " hosts are");
+  if (w.pool)
+    for (auto& n : placement_notes(s, *w.pool)) w.warnings.push_back(std::move(n));
+  if (s.engine == EngineKind::Packet)
+    for (auto& n : sl_notes(s, w.packet.num_vls)) w.warnings.push_back(std::move(n));
   return w;
 }
 } // namespace

@@ -84,11 +84,11 @@ TEST_CASE(
   auto h = ends(header);
   h.erase(h.begin()); // the leading '#'
   CHECK(h == ends(row));
-  // nccl-tests' -o is the reduction op: "-o max" created a folder named max.
-  const auto dir = ibn::test::scratch_dir("s24-o-max");
+  // nccl-tests' -o is the reduction op: "-o max" created a folder named max (here: the tests' folder).
   r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q -o max");
   CHECK(r.code == 2);
   CHECK(has(r.out, "-o max: -o is the output folder here"));
+  CHECK_FALSE(fs::exists("max"));
   // NCCL_ALGO / NCCL_PROTO are case-insensitive.
   r = ibn::test::run_cli(
       "nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q --engine flow --algo Ring --proto LL");
@@ -141,6 +141,25 @@ TEST_CASE("run: nodes are groups of the most NICs a job asks for, said in a warn
   INFO(r.out);
   CHECK(r.code == 2);
   CHECK(has(r.out, "only 0 of 8 nodes are free (a node is 8 HCAs"));
+  // whatif and sweep print it too, before the points run (it was only in the points' results.json).
+  r = ibn::test::run_cli("sweep " + doc(4) + " --engine flow -q --vary 'jobs[0].workload.sizes=1M,2M' -o " +
+                         (dir / "sw").string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "job 'a' asks for 1 NIC(s) per node, but nodes are groups of 8 HCAs"));
+  // Where hosts own several HCAs (rails) a node is a host whatever the job asks for: no warning.
+  const auto rails = dir / "rails.json";
+  std::ofstream(rails)
+      << R"({"fabric": {"generator": "fat-tree", "params": {"tiers": 2, "radix": 16, "hosts": 8,
+      "rails": 8}}, "nccl": {"costs": false},
+    "jobs": [{"name": "a", "nodes": 2, "gpus_per_node": 1, "nics_per_node": 1,
+               "workload": {"op": "allreduce", "sizes": ["1M"], "iterations": 1, "warmup": 0}},
+             {"name": "b", "nodes": 2, "gpus_per_node": 8, "nics_per_node": 8,
+               "workload": {"op": "allreduce", "sizes": ["1M"], "iterations": 1, "warmup": 0}}]})";
+  r = ibn::test::run_cli("run " + rails.string() + " --engine flow -q -o " + (dir / "rails").string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK_FALSE(has(r.out, "nodes are groups of"));
 }
 
 TEST_CASE("run: an imported fabric's hosts with fewer HCAs are left out of the nodes, not a refusal") {
@@ -152,14 +171,19 @@ TEST_CASE("run: an imported fabric's hosts with fewer HCAs are left out of the n
     const auto p = dir / ("s" + std::to_string(nics) + ".json");
     std::ofstream(p) << R"({"fabric": {"file": "sx.txt"}, "nccl": {"costs": false},
       "jobs": [{"name": "a", "nodes": )" +
-                            std::to_string(nodes) + R"(, "gpus_per_node": 1, "nics_per_node": )" +
-                            std::to_string(nics) + R"(,
+                            std::to_string(nodes) + R"(, "gpus_per_node": )" + std::to_string(nics) +
+                            R"(, "nics_per_node": )" + std::to_string(nics) + R"(,
         "workload": {"op": "allreduce", "sizes": ["1M"], "algorithm": "ring", "iterations": 1, "warmup": 0}}]})";
     return p.string();
   };
   auto r = ibn::test::run_cli("run " + scen(16, 1) + " --engine flow -q -o " + (dir / "o1").string());
   INFO(r.out);
   CHECK(r.code == 0);
+  r = ibn::test::run_cli("run " + scen(1, 2) + " --engine flow -q -o " + (dir / "o2a").string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "143 host(s) own fewer than 2 HCAs (the most NICs per node a job asks for) and are not "
+                   "nodes jobs are placed on, e.g. 'stage97' (1 HCA); 1 host(s) are"));
   r = ibn::test::run_cli("run " + scen(2, 2) + " --engine flow -q -o " + (dir / "o2").string());
   INFO(r.out);
   CHECK(r.code == 2);
@@ -201,7 +225,20 @@ TEST_CASE(
       "run " + s + " -q -o " + (dir / "b").string() +
       " --set fabric.params.radix=8 --set 'fabric.params={\"tiers\":2,\"radix\":16,\"hosts\":64}'");
   CHECK(r.code == 2);
-  CHECK(has(r.out, "key 'fabric.params.radix' is inside 'fabric.params'"));
+  CHECK(has(r.out, "it sets 'fabric.params' whole, which drops 'fabric.params.radix'"));
+  // The other order refines the object: kept. A spelling the key parser reads as the same key is refused.
+  r = ibn::test::run_cli(
+      "run " + s + " -q --engine flow -o " + (dir / "b2").string() +
+      " --set 'fabric.params={\"tiers\":2,\"radix\":16,\"hosts\":64}' --set fabric.params.radix=32");
+  CHECK(r.code == 0);
+  r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "b3").string() +
+                         " --set 'jobs[0].nodes=2' --set 'jobs[00]nodes=3'");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "key 'jobs[0].nodes' is already set"));
+  // An item without '=' gets the set's own error, not a duplicate's.
+  r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "b4").string() + " --set engine --engine flow");
+  CHECK(r.code == 2);
+  CHECK_FALSE(has(r.out, "also set by --engine"));
   r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "c").string() +
                          " --engine flow --set engine=packet");
   CHECK(r.code == 2);
@@ -224,7 +261,18 @@ TEST_CASE("run: settings that change nothing are warned, conflicting CC paramete
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(has(r.out, "warning: no effect: fault 'link_down leaf-0:5 (leaf-0/spine-0) at 1e+09 us' is due after "
-                   "the run's end"));
+                   "the last collective ended"));
+  // In segments: one warning, not one per segment.
+  r = ibn::test::run_cli(
+      "run " +
+      base(dir,
+           R"(, "faults": {"events": [{"time_us": 1e9, "kind": "link_down", "link": "leaf-0/spine-0"}]})") +
+      " --engine flow -q --set run.segment_iterations=1 -o " + (dir / "late-seg").string());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  const auto first = r.out.find("is due after the last collective ended");
+  REQUIRE(first != std::string::npos);
+  CHECK(r.out.find("is due after the last collective ended", first + 1) == std::string::npos);
   const auto s = base(dir);
   r = ibn::test::run_cli("run " + s + " --engine flow -q -o " + (dir / "a").string() +
                          " --set variability.stragglers.count=1 --set packet.sriov_rate_factor=0.5 --set "
@@ -272,6 +320,14 @@ TEST_CASE("run: a fault names an imported switch by NODE:PORT though its name ho
   CHECK(r.code == 0);
   const auto res = ibn::test::read_json_file((dir / "o" / "results.json").string());
   CHECK(res.at("engine").at("counters").at("faults").dump().find("degrade") != std::string::npos);
+  // The switch's name alone is a node, not a cable.
+  auto doc = ibn::test::read_json_file(p.string());
+  doc["faults"]["events"][0]["link"] = "MF0;CNTSN-POD229-QM97-IB-02:MQM9700/U1";
+  std::ofstream(dir / "s2.json") << doc.dump();
+  r = ibn::test::run_cli("run " + (dir / "s2.json").string() + " --engine flow -q -o " +
+                         (dir / "o2").string());
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "'MF0;CNTSN-POD229-QM97-IB-02:MQM9700/U1' is a node, not a cable: add :PORT"));
 }
 
 TEST_CASE("run: --trace to a folder or an empty path is refused before the run") {
