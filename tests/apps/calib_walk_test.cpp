@@ -1,0 +1,156 @@
+// Defects found by the walk through calibrate and validate of 2026-12-07 (session 23), each with the case
+// that showed it, run through the binary on copies of the fixtures of tests/data.
+#include "tests/apps/run_cli.hpp"
+#include "tests/test_util.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+std::string data(const std::string& rel) {
+  return std::string(IBNETSIM_TEST_DATA) + "/" + rel;
+}
+
+const std::string kAllGather = "nccl-tests/h100-ndr200-ib-2node-8gpu-all_gather-snellius-odissei.log";
+const std::string kAllReduce = "nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-snellius-odissei.log";
+const std::string kAllReduce100 =
+    "nccl-tests/h100-ndr200-ib-2node-8gpu-all_reduce-repeat-n100-snellius-odissei.log";
+const std::string kWriteBw = "perftest/cx3-mt4099-qdr40g-ib-ib_write_bw-a.txt";
+const std::string kWriteLat = "perftest/cx3-mt4099-qdr40g-ib-ib_write_lat-a.txt";
+const std::string kOsuLat = "osu/a100node-hdr200-ib-2node-1pair-osu_multi_lat-host-abci-aist-job7249071.txt";
+const std::string kOci = "osu/oci-bm.optimized3.36-roce100g-osu_latency-bw-allreduce4node-alltoall1node.txt";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A copy of fixture `rel` in `dir` named `name`, with the first `from` replaced by `to` (REQUIREd present).
+std::string edited(const fs::path& dir, const std::string& rel, const std::string& name,
+                   const std::string& from, const std::string& to) {
+  std::string text = slurp(data(rel));
+  if (!from.empty()) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  }
+  const auto path = (dir / name).string();
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+/// The 1-based line of `path` that contains `part` (0 when none).
+std::size_t line_of(const std::string& path, const std::string& part) {
+  std::istringstream in(slurp(path));
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n)
+    if (has(line, part)) return n;
+  return 0;
+}
+
+/// A profile fitted from the cx3 write_bw and write_lat runs into `dir`.
+std::string cx3_profile(const fs::path& dir) {
+  const auto p = (dir / "cx3.json").string();
+  const auto r = ibn::test::run_cli("calibrate fit " + data(kWriteBw) + " " + data(kWriteLat) +
+                                    " --link-rate 4xQDR -o " + p);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("input files: a size above the bound a table may hold is refused at its line") {
+  const auto dir = ibn::test::scratch_dir("cw-sizes");
+  const std::string huge = "18446744073709551615";
+  const auto bw = edited(dir, kWriteBw, "ovf.txt", " 64         20000", " " + huge + " 20000");
+  const auto n = line_of(bw, huge);
+  REQUIRE(n > 0);
+  // calibrate fit exited 0 with a silently bad fit; calibrate check said "internal error: post_at in the
+  // past".
+  auto r =
+      ibn::test::run_cli("calibrate fit " + bw + " " + data(kWriteLat) + " -o " + (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, bw + ":" + std::to_string(n) + ": column '#bytes' is " + huge));
+  const auto prof = cx3_profile(dir);
+  r = ibn::test::run_cli("calibrate check " + prof + " " + bw + " --iters 5");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, bw + ":" + std::to_string(n) + ":"));
+  // OSU: an internal error before.
+  const auto osu = edited(dir, kOsuLat, "osu.txt", "\n64 ", "\n" + huge + " ");
+  r = ibn::test::run_cli("validate osu " + osu + " --nodes 2 --ppn 1 --samples 20");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, osu + ":" + std::to_string(line_of(osu, huge)) + ": column 'size' is " + huge));
+  // nccl-tests: "-b/-e: need 0 < minBytes <= maxBytes", flags the user never gave.
+  const auto log = edited(dir, kAllGather, "ag.log", "\n         128 ", "\n" + huge + " ");
+  r = ibn::test::run_cli("validate nccl-tests " + log + " -n 1 --max-bytes 64K");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, log + ":" + std::to_string(line_of(log, huge)) + ": column 'size' is " + huge));
+  CHECK(!has(r.out, "-b/-e"));
+}
+
+TEST_CASE("measurement tables: duplicated and impossible rows are refused or reported at their line") {
+  const auto dir = ibn::test::scratch_dir("cw-rows");
+  // nccl-tests: a row pasted twice made "key 'jobs[0].workload.sizes': 512 bytes is listed twice (...)";
+  // the first is kept, the second named.
+  const std::string row512 =
+      slurp(data(kAllGather)).substr(slurp(data(kAllGather)).find("\n         512 ") + 1);
+  const std::string line512 = row512.substr(0, row512.find('\n') + 1);
+  const auto dup = edited(dir, kAllGather, "dup.log", line512, line512 + line512);
+  const auto first = line_of(dup, line512.substr(0, 30));
+  auto r = ibn::test::run_cli("validate nccl-tests " + dup + " -n 1 --max-bytes 1K --json");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  auto v = nlohmann::json::parse(r.out);
+  CHECK(v.at("rows").size() == 4); // 128 .. 1024 once each
+  CHECK(has(v.at("notes").dump(), dup + ":" + std::to_string(first + 1) +
+                                      ": size 512 appears again (first at line " + std::to_string(first) +
+                                      ")"));
+  // perftest: a duplicated size, #iterations 0, t_typical below t_min.
+  const auto pdup = edited(
+      dir, kWriteBw, "pdup.txt", " 128        20000",
+      " 64          20000            319.54             315.43             5.168060\n 128        20000");
+  r = ibn::test::run_cli("calibrate fit " + pdup + " -o " + (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out,
+            pdup + ":" + std::to_string(line_of(pdup, " 128        20000") - 1) + ": size 64 appears again"));
+  const auto zero = edited(dir, kWriteBw, "zero.txt", " 64         20000", " 64         0    ");
+  r = ibn::test::run_cli("calibrate fit " + zero + " -o " + (dir / "p.json").string());
+  CHECK(r.code == 2);
+  CHECK(has(r.out,
+            zero + ":" + std::to_string(line_of(zero, " 64         0")) + ": column '#iterations' is 0"));
+  const auto typ =
+      edited(dir, kWriteLat, "typ.txt", " 64      20000          0.97           7.07         1.09",
+             " 64      20000          0.97           7.07         0.50");
+  r = ibn::test::run_cli("calibrate fit " + typ + " -o " + (dir / "p.json").string());
+  CHECK(r.code == 2);
+  CHECK(has(r.out, typ + ":" + std::to_string(line_of(typ, " 64      20000")) +
+                       ": t_typical 0.50 us is below t_min 0.97 us"));
+  // OSU: "-64 1.57" was dropped with "note: ignored text inside the table".
+  const auto neg = edited(dir, kOsuLat, "neg.txt", "\n64 ", "\n-64 ");
+  r = ibn::test::run_cli("validate osu " + neg + " --nodes 2 --ppn 1 --samples 20 --max-bytes 8");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, neg + ":" + std::to_string(line_of(neg, "-64 ")) +
+                       ": column 'size' is not a whole number: '-64'"));
+}
