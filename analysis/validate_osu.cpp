@@ -348,15 +348,19 @@ json validate_osu(const std::string& log, const OsuValidateOptions& opt) {
     for (const auto& n : notes) why += "; " + n.get<std::string>();
     throw InputError(why);
   }
-  auto manifest = validate_manifest("validate osu", opt.engine, opt.fabric, opt.profile, opt.sets);
+  // Latency and AllReduce runs use seed 1; the bandwidth runs of a size use seeds 1..repeats.
+  auto manifest = validate_manifest("validate osu", {log}, opt.engine, opt.fabric, opt.profile, opt.sets, 1);
+  manifest["bandwidth_seeds"] = "1.." + std::to_string(opt.repeats);
   manifest["samples_per_size"] = opt.samples;
   manifest["bandwidth_runs_per_size"] = opt.repeats;
   manifest["iterations"] = opt.iters;
-  manifest["rate"] = opt.rate;
+  manifest["rate"] = opt.rate.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.rate);
   manifest["max_bytes"] = opt.max_bytes;
   manifest["tests"] = opt.tests;
-  manifest["nodes"] = opt.nodes; // 0: from the launcher line (runs[].nodes holds what ran)
-  manifest["ppn"] = opt.ppn;
+  // Nodes and ranks per node in effect (runs[].shape_from says where each run's came from).
+  manifest["nodes"] = value_in_effect(info, "nodes");
+  manifest["ppn"] = value_in_effect(info, "ppn");
+  manifest["shape_from"] = opt.nodes ? "--nodes/--ppn" : "the launcher lines";
   manifest["algorithm"] = opt.algorithm;
   return {{"manifest", manifest},
           {"rows", rows},

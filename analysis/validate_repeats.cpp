@@ -457,8 +457,8 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
   nlohmann::json notes = nlohmann::json::array();
   for (const auto& p : all)
     for (const auto& w : p.warnings) notes.push_back(w);
-  auto manifest =
-      validate_manifest("validate repeats", opt.sim.engine, opt.sim.fabric, opt.sim.profile, opt.sim.sets);
+  auto manifest = validate_manifest("validate repeats", files, opt.sim.engine, opt.sim.fabric,
+                                    opt.sim.profile, opt.sim.sets);
   manifest["draws_per_size"] = opt.draws;
   manifest["monte_carlo_seed"] = 1;
   manifest["fit_costs"] = opt.fit_costs;

@@ -102,14 +102,9 @@ bool is_nccl_tests_log(const std::string& file, const std::string& content) {
 /// options.
 nlohmann::json calib_manifest(const std::string& command, const std::vector<std::string>& inputs,
                               nlohmann::json options) {
-  nlohmann::json ins = nlohmann::json::array();
-  for (const auto& f : inputs) {
-    const auto content = read_all(f);
-    ins.push_back({{"file", f}, {"hash", calib::fnv1a64_hex(content)}, {"bytes", content.size()}});
-  }
-  return {{"tool", "ibnetsim"},  {"command", "calibrate " + command},
-          {"version", kVersion}, {"build", build_id()},
-          {"inputs", ins},       {"options", std::move(options)}};
+  for (const auto& f : inputs) refuse_folder(f, "a file");
+  return {{"tool", "ibnetsim"},  {"command", "calibrate " + command},     {"version", kVersion},
+          {"build", build_id()}, {"inputs", calib::input_hashes(inputs)}, {"options", std::move(options)}};
 }
 
 nlohmann::json fit_options_json(const FitOpts& o) {

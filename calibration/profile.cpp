@@ -590,4 +590,13 @@ std::string fnv1a64_hex(const std::string& bytes) {
   return buf;
 }
 
+nlohmann::json input_hashes(const std::vector<std::string>& files) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : files) {
+    const auto content = read_file(f);
+    out.push_back({{"file", f}, {"hash", fnv1a64_hex(content)}, {"bytes", content.size()}});
+  }
+  return out;
+}
+
 } // namespace ibn::calib

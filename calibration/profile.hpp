@@ -186,4 +186,8 @@ std::optional<topo::LinkSpeed> link_speed_for_rate(double gbps);
 /// 64-bit FNV-1a of `bytes` as "fnv1a64:%016x".
 std::string fnv1a64_hex(const std::string& bytes);
 
+/// A manifest's `inputs`: [{file, hash (fnv1a64_hex of its bytes), bytes}] per file, in order (the manifests
+/// of calibrate and validate); InputError for a file that cannot be read.
+nlohmann::json input_hashes(const std::vector<std::string>& files);
+
 } // namespace ibn::calib

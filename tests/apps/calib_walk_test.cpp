@@ -76,6 +76,42 @@ std::string cx3_profile(const fs::path& dir) {
 
 } // namespace
 
+TEST_CASE("validate nccl-tests: every row's error comes from the measured time, not the printed busbw") {
+  // 128 B of the Snellius all_gather prints busbw 0.01 (16.59 us): the error was taken from 0.01 against the
+  // simulated 0.0057 (-42.58 %), where the times say -14.95 %; 256 B flipped sign.
+  const auto r =
+      ibn::test::run_cli("validate nccl-tests " + data(kAllGather) + " -n 1 --max-bytes 64K --json");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto v = nlohmann::json::parse(r.out);
+  REQUIRE(v.at("rows").size() == 10); // 128 B .. 64 KiB
+  for (const auto& row : v.at("rows")) {
+    const double tm = row.at("measured_time_us"), ts = row.at("simulated_time_us");
+    const double e = row.at("error_pct");
+    CHECK(e == doctest::Approx((tm / ts - 1) * 100).epsilon(0.002));
+    // measured busbw: size / time x AllGather's (n - 1) / n on 8 ranks.
+    const double size = row.at("size_bytes").get<double>();
+    CHECK(row.at("measured").get<double>() == doctest::Approx(size / (tm * 1e3) * 7 / 8).epsilon(0.01));
+    // 19.5-20.2 us simulated against 16.1-17.9 measured up to 16 KiB: every such row too slow, none flips.
+    if (size <= 16384) CHECK(e < 0);
+  }
+  const auto& first = v.at("rows").at(0);
+  CHECK(first.at("size_bytes") == 128);
+  CHECK(first.at("measured_printed") == 0.01);
+  CHECK(std::abs(first.at("error_pct").get<double>()) < 30);
+  CHECK(v.at("summary").at("skipped_zero_size_rows") == 4); // the "0 0" rows
+
+  // A row whose busbw prints 0.00 (all_reduce 8 B, 19.55 us) is compared now: it has a measured time.
+  const auto a =
+      ibn::test::run_cli("validate nccl-tests " + data(kAllReduce) + " -n 1 --max-bytes 16 --json");
+  INFO(a.out);
+  REQUIRE(a.code == 0);
+  const auto w = nlohmann::json::parse(a.out);
+  REQUIRE(w.at("rows").size() >= 2);
+  CHECK(w.at("rows").at(0).at("size_bytes") == 8);
+  CHECK(w.at("rows").at(0).at("measured_printed") == 0.0);
+}
+
 TEST_CASE("input files: a size above the bound a table may hold is refused at its line") {
   const auto dir = ibn::test::scratch_dir("cw-sizes");
   const std::string huge = "18446744073709551615";
@@ -153,4 +189,29 @@ TEST_CASE("measurement tables: duplicated and impossible rows are refused or rep
   CHECK(r.code == 2);
   CHECK(has(r.out, neg + ":" + std::to_string(line_of(neg, "-64 ")) +
                        ": column 'size' is not a whole number: '-64'"));
+}
+
+TEST_CASE("validate manifests: command, inputs with hashes, seed, and the nodes and NICs in effect") {
+  auto r = ibn::test::run_cli("validate nccl-tests " + data(kAllGather) + " -n 1 --max-bytes 1K --json");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  auto m = nlohmann::json::parse(r.out).at("manifest");
+  CHECK(m.at("command") == "validate nccl-tests");
+  CHECK(!m.contains("generator"));
+  CHECK(m.at("seed") == 1);
+  REQUIRE(m.at("inputs").size() == 1);
+  CHECK(m.at("inputs").at(0).at("file") == data(kAllGather));
+  CHECK(m.at("inputs").at(0).at("hash").get<std::string>().rfind("fnv1a64:", 0) == 0);
+  CHECK(m.at("nodes") == 2); // not the 0 of "from the log"
+  CHECK(m.at("nics_per_node").get<int>() > 0);
+  r = ibn::test::run_cli("validate osu " + data(kOsuLat) +
+                         " --nodes 2 --ppn 1 --max-bytes 8 --samples 20 --json");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  m = nlohmann::json::parse(r.out).at("manifest");
+  CHECK(m.at("command") == "validate osu");
+  CHECK(m.at("seed") == 1);
+  CHECK(m.at("inputs").at(0).at("bytes").get<std::size_t>() == fs::file_size(data(kOsuLat)));
+  CHECK(m.at("nodes") == 2);
+  CHECK(m.at("ppn") == 1);
 }
