@@ -144,6 +144,43 @@ TEST_CASE("input files: a size above the bound a table may hold is refused at it
   CHECK(!has(r.out, "-b/-e"));
 }
 
+TEST_CASE(
+    "repeats: a run whose table reads the same as another's is no repeat, and 0-byte rows are no runs") {
+  const auto dir = ibn::test::scratch_dir("cw-repeats");
+  const auto prof = cx3_profile(dir);
+  // A CRLF copy passed the byte comparison.
+  std::string crlf;
+  for (const char c : slurp(data(kAllGather))) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  const auto copy = (dir / "ag-crlf.log").string();
+  std::ofstream(copy, std::ios::binary) << crlf;
+  auto r = ibn::test::run_cli("calibrate fit --base " + prof + " --repeats " + data(kAllGather) + " " + copy +
+                              " -o " + (dir / "v.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, copy + ": its table reads the same as " + data(kAllGather)));
+  // A copy with an edit outside the table (a rank line's pid) too; validate repeats the same.
+  const auto pid = edited(dir, kAllGather, "ag-pid.log", "Pid ", "Pid 9");
+  r = ibn::test::run_cli("validate repeats " + data(kAllGather) + " " + pid + " " + data(kAllReduce) +
+                         " --leave-one-out --max-bytes 128 -n 1");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "its table reads the same as"));
+  // A run with one time changed is another run: fitted, and its "0 0" rows are no size of the model.
+  const auto other = edited(dir, kAllGather, "ag-2.log", "16.59", "16.71");
+  r = ibn::test::run_cli("calibrate fit --base " + prof + " --repeats " + data(kAllGather) + " " + other +
+                         " -o " + (dir / "v.json").string());
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const auto v = ibn::test::read_json_file((dir / "v.json").string());
+  const auto& state = v.at("variability").at("state");
+  REQUIRE(!state.empty());
+  CHECK(state.at(0).at("size_bytes") == 128);
+  for (const auto& s : state) CHECK(s.at("runs") == 2);
+}
+
 TEST_CASE("measurement tables: duplicated and impossible rows are refused or reported at their line") {
   const auto dir = ibn::test::scratch_dir("cw-rows");
   // nccl-tests: a row pasted twice made "key 'jobs[0].workload.sizes': 512 bytes is listed twice (...)";
