@@ -228,6 +228,24 @@ TEST_CASE("measurement tables: duplicated and impossible rows are refused or rep
                        ": column 'size' is not a whole number: '-64'"));
 }
 
+TEST_CASE("validate osu: a predicted p99 from fewer than 100 samples carries the star and footnote") {
+  auto r =
+      ibn::test::run_cli("validate osu " + data(kOsuLat) + " --nodes 2 --ppn 1 --max-bytes 8 --samples 20");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "* from fewer samples than the percentile needs (p99: 100)"));
+  std::istringstream lines(r.out);
+  std::size_t rows = 0, starred = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("osu_multi_lat", 0) == 0) ++rows, starred += has(line, "* ");
+  CHECK(rows == 5);
+  CHECK(starred == rows); // the p99 cell of every row (20 round trips each)
+  r = ibn::test::run_cli("validate osu " + data(kOsuLat) + " --nodes 2 --ppn 1 --max-bytes 8 --samples 100");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(!has(r.out, "* from fewer samples"));
+}
+
 TEST_CASE("validate manifests: command, inputs with hashes, seed, and the nodes and NICs in effect") {
   auto r = ibn::test::run_cli("validate nccl-tests " + data(kAllGather) + " -n 1 --max-bytes 1K --json");
   INFO(r.out);
