@@ -64,6 +64,18 @@ std::size_t line_of(const std::string& path, const std::string& part) {
   return 0;
 }
 
+/// Runs a shell command line (not through the binary's name, as run_cli does): output and exit code.
+ibn::test::CliResult shell(const std::string& cmd) {
+  ibn::test::CliResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  while (const std::size_t n = fread(buf, 1, sizeof buf, p)) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
 /// A profile fitted from the cx3 write_bw and write_lat runs into `dir`.
 std::string cx3_profile(const fs::path& dir) {
   const auto p = (dir / "cx3.json").string();
@@ -110,6 +122,26 @@ TEST_CASE("validate nccl-tests: every row's error comes from the measured time, 
   REQUIRE(w.at("rows").size() >= 2);
   CHECK(w.at("rows").at(0).at("size_bytes") == 8);
   CHECK(w.at("rows").at(0).at("measured_printed") == 0.0);
+}
+
+TEST_CASE(
+    "validate osu and validate repeats: count flags above their bound are refused before anything runs") {
+  for (const auto& [cmd, says] : {
+           std::pair<std::string, std::string>{
+               "validate osu " + data(kOsuLat) + " --nodes 2 --ppn 1 --max-bytes 8 --samples 4000000000",
+               "--samples: 4000000000 round trips per size; must be 1..10000000"},
+           {"validate osu " + data(kOci) + " --test osu_bw --repeats 4000000000",
+            "--repeats: 4000000000 runs per size; must be 1..100"},
+           {"validate repeats " + data(kAllReduce) + " " + data(kAllReduce100) + " " + data(kAllGather) +
+                " --leave-one-out --max-bytes 128 -n 1 --draws 4000000000",
+            "--draws: 4000000000 Monte Carlo runs per size; must be 100"},
+       }) {
+    const auto r = ibn::test::run_cli(cmd);
+    INFO(cmd);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(has(r.out, says));
+  }
 }
 
 TEST_CASE("input files: a size above the bound a table may hold is refused at its line") {
@@ -228,6 +260,95 @@ TEST_CASE("measurement tables: duplicated and impossible rows are refused or rep
                        ": column 'size' is not a whole number: '-64'"));
 }
 
+TEST_CASE("validate osu: --rate with --fabric is refused (the fabric's links have their rates)") {
+  const auto dir = ibn::test::scratch_dir("cw-rate");
+  const auto ft = (dir / "ft.json").string();
+  REQUIRE(
+      ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 8 --hosts 8 --rate HDR -o " + ft).code ==
+      0);
+  const auto r =
+      ibn::test::run_cli("validate osu " + data(kOsuLat) + " --nodes 2 --ppn 1 --rate HDR --fabric " + ft +
+                         " --samples 20 --max-bytes 8");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--rate applies to the default fabric, not to --fabric " + ft));
+}
+
+TEST_CASE("calibrate measure: a previous measure's outputs are removed, a folder with other files refused") {
+  const auto root = ibn::test::scratch_dir("cw-measure");
+  fs::create_directories(root / "bin");
+  fs::create_directories(root / "sys" / "mlx5_0");
+  {
+    std::ofstream s(root / "bin" / "ib_write_lat");
+    s << "#!/bin/sh\n"
+         "case \"$1\" in --version) echo 'Version: 6.99 (stand-in)'; exit 0;; esac\n"
+         "for last; do :; done\n"
+         "case \"$last\" in localhost) cat '"
+      << data(kWriteLat) << "';; *) echo server done;; esac\n";
+  }
+  fs::permissions(root / "bin" / "ib_write_lat", fs::perms::owner_all);
+  const auto out = root / "out";
+  const std::string measure = "PATH=" + (root / "bin").string() + ":$PATH " + IBNETSIM_BINARY +
+                              " calibrate measure --server localhost --client localhost --tools ib_write_lat "
+                              "--sysfs-root " +
+                              (root / "sys").string();
+  auto run = [&](const std::string& sizes) {
+    return shell(measure + " --sizes " + sizes + " -o " + out.string());
+  };
+  auto r = run("2,4");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(out / "ib_write_lat-s2.client.txt"));
+  r = run("8");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  // The first run's outputs are gone: `calibrate fit DIR/*.client.txt` reads this run's only.
+  CHECK(!fs::exists(out / "ib_write_lat-s2.client.txt"));
+  CHECK(!fs::exists(out / "ib_write_lat-s4.server.txt"));
+  CHECK(fs::exists(out / "ib_write_lat-s8.client.txt"));
+  // A file no manifest lists: refused, naming it, and nothing removed.
+  std::ofstream(out / "old.client.txt") << "x\n";
+  r = run("16");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "old.client.txt, which its manifest.json does not list"));
+  CHECK(fs::exists(out / "ib_write_lat-s8.client.txt"));
+  const auto other = root / "other";
+  fs::create_directories(other);
+  std::ofstream(other / "notes.txt") << "x\n";
+  r = shell(measure + " -o " + other.string());
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "notes.txt, which is not in a previous `calibrate measure` folder"));
+}
+
+TEST_CASE("a scenario key or a file given twice to validate and calibrate fit is refused, not last-wins") {
+  const auto dir = ibn::test::scratch_dir("cw-twice");
+  for (const auto& [cmd, says] : {
+           std::pair<std::string, std::string>{
+               "validate nccl-tests " + data(kAllGather) +
+                   " --set nccl.version=2.8.4 --set nccl.version=2.22.3",
+               "key 'nccl.version' is already set by --set nccl.version=2.8.4"},
+           {"validate repeats " + data(kAllReduce) + " " + data(kAllReduce100) + " " + data(kAllGather) +
+                " --leave-one-out --set nccl.costs=false --set nccl.costs=true",
+            "key 'nccl.costs' is already set by --set nccl.costs=false"},
+           {"validate osu " + data(kOsuLat) + " --set nccl.costs=false --set nccl.costs=true",
+            "key 'nccl.costs' is already set"},
+           {"calibrate fit " + data(kAllGather) +
+                " --nccl-set nccl.version=2.8.4 --nccl-set nccl.version=2.22.3 -o " +
+                (dir / "p.json").string(),
+            "--nccl-set nccl.version=2.22.3: key 'nccl.version' is already set by --nccl-set "
+            "nccl.version=2.8.4"},
+           {"calibrate fit " + data(kWriteBw) + " " + data(kWriteLat) + " --file-hops " + data(kWriteBw) +
+                "=1 --file-hops " + data(kWriteBw) + "=2 -o " + (dir / "p.json").string(),
+            "already has --file-hops " + data(kWriteBw) + "=1; give each file once"},
+       }) {
+    const auto r = ibn::test::run_cli(cmd);
+    INFO(cmd);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(has(r.out, says));
+  }
+}
+
 TEST_CASE("validate osu: a predicted p99 from fewer than 100 samples carries the star and footnote") {
   auto r =
       ibn::test::run_cli("validate osu " + data(kOsuLat) + " --nodes 2 --ppn 1 --max-bytes 8 --samples 20");
@@ -244,6 +365,64 @@ TEST_CASE("validate osu: a predicted p99 from fewer than 100 samples carries the
   INFO(r.out);
   REQUIRE(r.code == 0);
   CHECK(!has(r.out, "* from fewer samples"));
+}
+
+TEST_CASE("the measured path's hops and cable length are bounded when fitting and when a profile loads") {
+  const auto dir = ibn::test::scratch_dir("cw-path");
+  auto r = ibn::test::run_cli("calibrate fit " + data(kWriteBw) + " " + data(kWriteLat) +
+                              " --cable-m 1000000 -o " + (dir / "p.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--cable-m 1000000: 1 cable(s) of it (0 switch hop(s)) are more than the 100,000 m"));
+  CHECK(!fs::exists(dir / "p.json"));
+  r = ibn::test::run_cli("calibrate fit " + data(kWriteBw) + " --hops 16 --cable-m 10000 -o " +
+                         (dir / "p.json").string());
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "--cable-m 10000: 17 cable(s)"));
+  auto p = ibn::test::read_json_file(cx3_profile(dir));
+  p["measurement"]["hops"] = 1000;
+  std::ofstream(dir / "hops.json") << p.dump(2);
+  r = ibn::test::run_cli("perftest ib_write_lat --profile " + (dir / "hops.json").string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "$.measurement.hops: must be 0..16"));
+  p["measurement"]["hops"] = 1;
+  p["measurement"]["cable_m"] = 60000;
+  std::ofstream(dir / "cable.json") << p.dump(2);
+  r = ibn::test::run_cli("calibrate check " + (dir / "cable.json").string() + " " + data(kWriteLat) +
+                         " --iters 5");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "$.measurement.cable_m: (hops + 1) x cable_m = 2 x 60000 m"));
+}
+
+TEST_CASE("flags that would have no effect are refused or said") {
+  const auto dir = ibn::test::scratch_dir("cw-noeffect");
+  const std::string fit =
+      "calibrate fit " + data(kWriteBw) + " " + data(kWriteLat) + " -o " + (dir / "p.json").string();
+  for (const auto& [cmd, says] : {
+           std::pair<std::string, std::string>{fit + " --nccl-engine flow",
+                                               "no nccl-tests log among the inputs"},
+           {fit + " --nccl-max-bytes 1K", "no nccl-tests log among the inputs"},
+           {"calibrate nvlink " + data("nccl-tests/together-h100-1node-8gpu-nvlink-all_reduce_ring.out") +
+                " -n 0",
+            "-n: at least one iteration"},
+           {"calibrate measure --server a --client b --sizes 64K,,1M -o " + (dir / "m").string(),
+            "--sizes '64K,,1M': an empty item in the list"},
+           {"calibrate measure --server a --client b --iters 3 -o " + (dir / "m").string(),
+            "--iters 3: perftest runs at least 5 iterations"},
+       }) {
+    const auto r = ibn::test::run_cli(cmd);
+    INFO(cmd);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(has(r.out, says));
+  }
+  CHECK(!fs::exists(dir / "m"));
+  // perftest accepts --report_gbits on a latency test and ignores it: so does the front-end, and says so.
+  const auto r = ibn::test::run_cli("perftest ib_write_lat --report_gbits -n 5");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(has(r.out, "warning: --report_gbits has no effect on ib_write_lat"));
 }
 
 TEST_CASE("validate manifests: command, inputs with hashes, seed, and the nodes and NICs in effect") {
