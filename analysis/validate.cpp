@@ -2,6 +2,7 @@
 
 #include "analysis/nccl_tests.hpp"
 #include "calibration/nccl_tests_parser.hpp"
+#include "calibration/profile.hpp"
 #include "scenarios/nccl_cost.hpp"
 #include "sim/build_id.hpp"
 #include "sim/child_processes.hpp"
@@ -34,6 +35,7 @@ bool roce_only(const calib::NcclTestsRun& run) {
 struct SimRow {
   std::uint64_t size = 0;
   double busbw = 0, time_us = 0;
+  double factor = 1; ///< busbw / algbw: nccl-tests' bus bandwidth factor of the test on its ranks
   std::string algorithm, protocol;
 };
 
@@ -44,14 +46,15 @@ std::vector<SimRow> simulate_busbw(const NcclTestsOptions& o) {
   auto run = [&] {
     nlohmann::json a = nlohmann::json::array();
     for (const auto& r : run_nccl_tests(o).rows)
-      a.push_back({r.size_bytes, r.oop_busbw, r.oop_time_us, r.algorithm, r.protocol});
+      a.push_back({r.size_bytes, r.oop_busbw, r.oop_time_us,
+                   r.oop_algbw > 0 ? r.oop_busbw / r.oop_algbw : 1.0, r.algorithm, r.protocol});
     return a.dump();
   };
   const auto j = nlohmann::json::parse(o.engine == "flow" ? run_in_child_process(run) : run());
   std::vector<SimRow> out;
   for (const auto& e : j)
     out.push_back({e.at(0).get<std::uint64_t>(), e.at(1).get<double>(), e.at(2).get<double>(),
-                   e.at(3).get<std::string>(), e.at(4).get<std::string>()});
+                   e.at(3).get<double>(), e.at(4).get<std::string>(), e.at(5).get<std::string>()});
   return out;
 }
 
@@ -124,16 +127,33 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
   return o;
 }
 
-nlohmann::json validate_manifest(const std::string& command, const std::string& engine,
-                                 const std::string& fabric, const std::string& profile,
-                                 const std::vector<std::string>& sets) {
-  return {{"generator", std::string("ibnetsim ") + kVersion + " " + command},
+nlohmann::json validate_manifest(const std::string& command, const std::vector<std::string>& logs,
+                                 const std::string& engine, const std::string& fabric,
+                                 const std::string& profile, const std::vector<std::string>& sets,
+                                 std::uint64_t seed) {
+  std::vector<std::string> inputs = logs;
+  if (!fabric.empty()) inputs.push_back(fabric);
+  if (!profile.empty()) inputs.push_back(profile);
+  return {{"tool", "ibnetsim"},
+          {"command", command},
           {"version", kVersion},
           {"build", build_id()},
+          {"inputs", calib::input_hashes(inputs)},
+          {"seed", seed},
           {"engine", engine},
           {"fabric", fabric.empty() ? "default (a non-blocking fat-tree that fits)" : fabric},
           {"profile", profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(profile)},
           {"set", sets}};
+}
+
+nlohmann::json value_in_effect(const nlohmann::json& runs, const std::string& key) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const auto& r : runs)
+    if (r.contains(key)) values.push_back(r.at(key));
+  if (values.empty()) return nullptr;
+  for (const auto& v : values)
+    if (v != values.front()) return values;
+  return values.front();
 }
 
 std::vector<std::string> nccl_log_sets(const calib::NcclTestsRun& run, std::uint32_t nodes) {
@@ -167,7 +187,7 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
   nlohmann::json rows = nlohmann::json::array(), run_info = nlohmann::json::array();
   std::vector<std::string> notes;
   std::vector<double> errors;
-  std::size_t skipped = 0;
+  std::size_t skipped = 0;   // "0 0" rows: sizes that round to nothing (NCCL returns at once)
   std::size_t above_max = 0; // rows --max-bytes left out
   std::uint64_t smallest_above = UINT64_MAX;
   bool any_test = false;
@@ -208,13 +228,15 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
         ++above_max, smallest_above = std::min(smallest_above, r.size_bytes);
         continue;
       }
-      if (!std::isfinite(r.oop.busbw_gbs) || !std::isfinite(r.oop.time_us) || !(r.oop.time_us > 0)) {
-        notes.push_back(log + ": size " + std::to_string(r.size_bytes) +
-                        ": the measured time or bus bandwidth is not a finite positive number: row skipped");
+      if (r.size_bytes == 0) {
+        ++skipped;
         continue;
       }
-      if (r.oop.busbw_gbs < 0.005) {
-        ++skipped;
+      // The measured time is the measurement (busbw is derived from it and printed with two decimals):
+      // a row is compared when its time is a finite positive number, whatever its busbw prints.
+      if (!std::isfinite(r.oop.time_us) || !(r.oop.time_us > 0)) {
+        notes.push_back(log + ":" + std::to_string(r.line) + ": size " + std::to_string(r.size_bytes) +
+                        ": the measured time is not a finite positive number: row skipped");
         continue;
       }
       measured.push_back(&r);
@@ -227,8 +249,10 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     o.sets.insert(o.sets.end(), opt.sets.begin(), opt.sets.end());
     const std::vector<std::string> keys_set = o.sets; // from the log, then the user's --set (reported)
     o.sets.push_back("jobs[0].workload.sizes=" + sizes);
-    o.min_bytes = measured.front()->size_bytes;
-    o.max_bytes = measured.back()->size_bytes;
+    // The smallest and largest measured size (a table need not ascend): the front-end's -b/-e.
+    o.min_bytes = UINT64_MAX, o.max_bytes = 0;
+    for (const auto* r : measured)
+      o.min_bytes = std::min(o.min_bytes, r->size_bytes), o.max_bytes = std::max(o.max_bytes, r->size_bytes);
     const auto sim = simulate_busbw(o);
     run_info.push_back({{"test", test},
                         {"nodes", o.nodes},
@@ -245,12 +269,16 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
       const auto it =
           std::find_if(sim.begin(), sim.end(), [&](const auto& x) { return x.size == r->size_bytes; });
       if (it == sim.end()) continue;
-      const double err = (it->busbw - r->oop.busbw_gbs) / r->oop.busbw_gbs * 100.0;
+      // busbw of the measured time, with the simulation's busbw factor (nccl-tests' for the test and ranks):
+      // the error is the time ratio, not that of a busbw printed with two decimals.
+      const double measured = static_cast<double>(r->size_bytes) / (r->oop.time_us * 1e3) * it->factor;
+      const double err = (r->oop.time_us / it->time_us - 1.0) * 100.0;
       errors.push_back(std::abs(err));
       rows.push_back({{"file", log},
                       {"test", test},
                       {"size_bytes", r->size_bytes},
-                      {"measured", r->oop.busbw_gbs},
+                      {"measured", std::round(measured * 1e4) / 1e4},
+                      {"measured_printed", r->oop.busbw_gbs},
                       {"simulated", std::round(it->busbw * 1e4) / 1e4},
                       {"error_pct", std::round(err * 100) / 100},
                       {"measured_time_us", r->oop.time_us},
@@ -271,16 +299,23 @@ nlohmann::json validate_nccl_tests(const std::string& log, const ValidateOptions
     throw InputError(log + ": --max-bytes " + format_size(opt.max_bytes) + " leaves no row to compare (" +
                      std::to_string(above_max) + " row(s) above it; the smallest measured size is " +
                      format_size(smallest_above) + ")");
-  if (errors.empty()) throw InputError(log + ": no row with a measured bus bandwidth to compare");
+  if (errors.empty())
+    throw InputError(log + ": no row with a measured time to compare (" + std::to_string(skipped) +
+                     " row(s) of size 0)");
   auto summary = error_summary(errors);
-  summary["skipped_zero_busbw_rows"] = skipped;
-  // What shapes the rows besides the log: -n, --max-bytes, --test, --nodes, --nics (0 = from the log).
-  auto nccl_manifest = validate_manifest("validate nccl-tests", opt.engine, opt.fabric, opt.profile, opt.sets);
+  summary["skipped_zero_size_rows"] = skipped;
+  // What shapes the rows besides the log: -n, --max-bytes, --test, and the nodes and NICs per node in effect
+  // (from --nodes/--nics or the log; one value, or one per run when the log's runs differ).
+  auto nccl_manifest =
+      validate_manifest("validate nccl-tests", {log}, opt.engine, opt.fabric, opt.profile, opt.sets);
   nccl_manifest["iterations"] = opt.iters;
   nccl_manifest["max_bytes"] = opt.max_bytes;
   nccl_manifest["tests"] = opt.tests;
-  nccl_manifest["nodes"] = opt.nodes;
-  nccl_manifest["nics_per_node"] = opt.nics_per_node;
+  nccl_manifest["nodes"] = value_in_effect(run_info, "nodes");
+  nccl_manifest["nodes_from"] = opt.nodes ? "--nodes" : "the log";
+  nccl_manifest["nics_per_node"] = value_in_effect(run_info, "nics_per_node");
+  nccl_manifest["nics_from"] =
+      opt.nics_per_node ? "--nics" : "the log (its NCCL INFO NICs, else one per GPU)";
   return {
       {"manifest", nccl_manifest},
       {"rows", rows},
@@ -311,7 +346,7 @@ std::string validate_table(const nlohmann::json& v) {
         std::to_string(r.value("nodes", 0u)) + "x" + std::to_string(r.value("gpus_per_node", 0u));
     const std::string algo = r.value("algorithm", std::string{}), proto = r.value("protocol", std::string{});
     const std::string ran = algo.empty() ? "-" : proto.empty() ? algo : algo + "/" + proto;
-    std::snprintf(line, sizeof line, "%-18s %7s %12llu %14.2f %14.2f %9.2f  %s\n",
+    std::snprintf(line, sizeof line, "%-18s %7s %12llu %14.4f %14.4f %9.2f  %s\n",
                   r.at("test").get<std::string>().c_str(), job.c_str(),
                   static_cast<unsigned long long>(r.at("size_bytes").get<std::uint64_t>()),
                   r.at("measured").get<double>(), r.at("simulated").get<double>(),

@@ -3,10 +3,13 @@
 // nodes, GPUs per node, sizes — on a given fabric with a calibration profile, simulate it with the nccl-tests
 // front-end (analysis/nccl_tests.hpp) and compare the out-of-place bus bandwidth per size.
 //
-// Rows {file, test, size_bytes, measured, simulated, error_pct} with bandwidths in GB/s as nccl-tests prints
-// them and error_pct = (simulated - measured) / measured x 100; rows whose measured busbw prints as 0.00
-// (sizes too small for nccl-tests' two decimals) are skipped and counted. The summary holds the median and
-// maximum absolute error.
+// Rows {file, test, size_bytes, measured, measured_printed, simulated, error_pct, ...} with bandwidths in
+// GB/s (1e9 B/s): `measured` is the busbw of the measured time (size / time x the test's busbw factor, as
+// nccl-tests computes it), `measured_printed` the busbw column as the log prints it (two decimals: 0.01 GB/s
+// for a 128-byte row, which is why the error is not taken from it), and error_pct = (simulated - measured) /
+// measured x 100 = (measured time / simulated time - 1) x 100. Every row with a size above 0 is compared
+// (those whose busbw prints as 0.00 too); the "0 0" rows of sizes that round to nothing are skipped and
+// counted. The summary holds the median and maximum absolute error.
 #include "analysis/nccl_tests.hpp"
 #include "calibration/nccl_tests_parser.hpp"
 
@@ -38,11 +41,18 @@ NcclTestsOptions nccl_tests_options_for(const calib::NcclTestsRun& run, const st
                                         const ValidateOptions& opt,
                                         std::vector<std::string>* notes = nullptr);
 
-/// What a validation JSON carries as its manifest: the command, release, build-id, engine, fabric, profile
-/// and the user's scenario keys (seeds and draws are fixed by each validation and documented with it).
-nlohmann::json validate_manifest(const std::string& command, const std::string& engine,
-                                 const std::string& fabric, const std::string& profile,
-                                 const std::vector<std::string>& sets);
+/// What a validation JSON carries as its manifest (docs/cli.md): tool, command, version, build-id, `inputs`
+/// (the logs, then the --fabric and --profile files given) with their fnv1a64 hashes and sizes
+/// (calib::input_hashes, as calibrate's manifests), the simulation seed, engine, fabric, profile and the
+/// user's scenario keys.
+nlohmann::json validate_manifest(const std::string& command, const std::vector<std::string>& logs,
+                                 const std::string& engine, const std::string& fabric,
+                                 const std::string& profile, const std::vector<std::string>& sets,
+                                 std::uint64_t seed = 1);
+
+/// A manifest's value in effect for `key` over the entries of `runs`: the value when every run has the same
+/// one, else the runs' values in order (a log with 2-, 4- and 8-node runs: [2, 4, 8]); null without runs.
+nlohmann::json value_in_effect(const nlohmann::json& runs, const std::string& key);
 
 /// The scenario keys a measured run implies (validate nccl-tests and validate repeats set them before the
 /// user's --set): the NCCL release it prints, packet.gpudirect=false for GDR 0 across nodes, the channel

@@ -348,15 +348,19 @@ json validate_osu(const std::string& log, const OsuValidateOptions& opt) {
     for (const auto& n : notes) why += "; " + n.get<std::string>();
     throw InputError(why);
   }
-  auto manifest = validate_manifest("validate osu", opt.engine, opt.fabric, opt.profile, opt.sets);
+  // Latency and AllReduce runs use seed 1; the bandwidth runs of a size use seeds 1..repeats.
+  auto manifest = validate_manifest("validate osu", {log}, opt.engine, opt.fabric, opt.profile, opt.sets, 1);
+  manifest["bandwidth_seeds"] = "1.." + std::to_string(opt.repeats);
   manifest["samples_per_size"] = opt.samples;
   manifest["bandwidth_runs_per_size"] = opt.repeats;
   manifest["iterations"] = opt.iters;
-  manifest["rate"] = opt.rate;
+  manifest["rate"] = opt.rate.empty() ? nlohmann::json(nullptr) : nlohmann::json(opt.rate);
   manifest["max_bytes"] = opt.max_bytes;
   manifest["tests"] = opt.tests;
-  manifest["nodes"] = opt.nodes; // 0: from the launcher line (runs[].nodes holds what ran)
-  manifest["ppn"] = opt.ppn;
+  // Nodes and ranks per node in effect (runs[].shape_from says where each run's came from).
+  manifest["nodes"] = value_in_effect(info, "nodes");
+  manifest["ppn"] = value_in_effect(info, "ppn");
+  manifest["shape_from"] = opt.nodes ? "--nodes/--ppn" : "the launcher lines";
   manifest["algorithm"] = opt.algorithm;
   return {{"manifest", manifest},
           {"rows", rows},
@@ -371,12 +375,17 @@ std::string validate_osu_table(const json& v) {
   std::snprintf(line, sizeof line, "%-20s %12s %14s %14s %14s %9s\n", "benchmark", "size (B)", "measured us",
                 "predicted p50", "predicted p99", "error %");
   s << line;
+  bool starred = false; // a p99 from fewer samples than it needs (100), as `run` marks it
   for (const auto& r : v.at("rows")) {
-    std::snprintf(line, sizeof line, "%-20s %12llu %14.3f %14.3f %14.3f %9.2f\n",
+    char p99[32];
+    const bool star = r.value("predicted_n", std::size_t{0}) < samples_needed(0.99);
+    starred = starred || star;
+    std::snprintf(p99, sizeof p99, star ? "%13.3f*" : "%14.3f", r.at("predicted_p99_us").get<double>());
+    std::snprintf(line, sizeof line, "%-20s %12llu %14.3f %14.3f %s %9.2f\n",
                   r.at("benchmark").get<std::string>().c_str(),
                   static_cast<unsigned long long>(r.at("size_bytes").get<std::uint64_t>()),
-                  r.at("measured_us").get<double>(), r.at("predicted_p50_us").get<double>(),
-                  r.at("predicted_p99_us").get<double>(), r.at("error_pct").get<double>());
+                  r.at("measured_us").get<double>(), r.at("predicted_p50_us").get<double>(), p99,
+                  r.at("error_pct").get<double>());
     s << line;
   }
   const auto& sm = v.at("summary");
@@ -384,6 +393,9 @@ std::string validate_osu_table(const json& v) {
                 sm.at("median_abs_error_pct").get<double>(), sm.at("max_abs_error_pct").get<double>(),
                 static_cast<std::size_t>(sm.at("rows").get<std::size_t>()));
   s << line;
+  if (starred)
+    s << "* from fewer samples than the percentile needs (p99: 100): the largest sample or near it "
+         "(predicted_n and predicted_unsupported in the JSON; more with --samples / --repeats / -n)\n";
   for (const auto& n : v.at("notes")) s << "note: " << n.get<std::string>() << "\n";
   return s.str();
 }

@@ -45,8 +45,10 @@ ParsedRepeat read_one(const std::string& f) {
                      std::to_string(nodes) + " node(s) x " + std::to_string(ranks / std::max(1, nodes)) +
                      " ranks, " + (r.rows.empty() ? std::string("?") : r.rows.front().type);
     out.run.iters = static_cast<std::uint32_t>(r.config.iters.value_or(20)); // nccl-tests' default -n 20
+    // The "0 0" rows (sizes that round to nothing: NCCL returns at once) are no measurement of the
+    // collective; validate nccl-tests skips them too.
     for (const auto& row : r.rows)
-      if (row.oop.time_us > 0)
+      if (row.size_bytes > 0 && row.oop.time_us > 0)
         out.run.rows.push_back({row.size_bytes, row.oop.time_us, row.ip ? row.ip->time_us : 0.0});
     out.nccl = r;
     out.warnings = r.warnings;
@@ -122,23 +124,31 @@ class TempDir {
   std::string dir_;
 };
 
-/// Each input once: the same file twice (by path, or by content) would be a run compared with itself.
-void refuse_duplicate_inputs(const std::vector<std::string>& files) {
-  refuse_same_file_twice(files, "each run once");
-  std::map<std::string, std::string> by_content;
-  for (const auto& f : files) {
-    const auto [it, fresh] = by_content.emplace(read_file(f), f);
-    if (!fresh)
-      throw InputError(f + ": the same bytes as " + it->second + " (a copy of one run is not a repeat)");
-  }
+/// Each run once: the same file twice (by path), or a run whose parsed table equals another's (a copy, with
+/// CRLF line ends or an edit outside the table), would be a run compared with itself.
+void refuse_duplicate_runs(const std::vector<calib::RepeatRun>& runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k) {
+      const auto& a = runs[i].rows;
+      const auto& b = runs[k].rows;
+      const bool same =
+          a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](auto& x, auto& y) {
+            return x.size_bytes == y.size_bytes && x.oop_us == y.oop_us && x.ip_us == y.ip_us;
+          });
+      if (same)
+        throw InputError(runs[i].file + ": its table reads the same as " + runs[k].file + "'s (" +
+                         std::to_string(a.size()) +
+                         " rows, every time equal): a copy of one run is not a repeat; each run once");
+    }
 }
 
 } // namespace
 
 std::vector<calib::RepeatRun> read_repeat_runs(const std::vector<std::string>& files) {
-  refuse_duplicate_inputs(files);
+  refuse_same_file_twice(files, "each run once");
   std::vector<calib::RepeatRun> out;
   for (const auto& f : files) out.push_back(read_one(f).run);
+  refuse_duplicate_runs(out);
   return out;
 }
 
@@ -164,14 +174,17 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
     throw InputError(
         "validate repeats --leave-one-out: give at least three runs (each held back in turn, the "
         "model is fitted on the others, and fitting needs two runs of one configuration)");
-  refuse_duplicate_inputs(files);
+  refuse_same_file_twice(files, "each run once");
   std::vector<ParsedRepeat> all;
+  std::vector<calib::RepeatRun> parsed;
   for (const auto& f : files) {
     all.push_back(read_one(f));
     if (!all.back().nccl)
       throw InputError(f + ": an OSU/IMB output; validate repeats simulates nccl-tests logs only "
                            "(calibrate fit --repeats reads OSU outputs)");
+    parsed.push_back(all.back().run);
   }
+  refuse_duplicate_runs(parsed);
   // Each configuration's settings (--fabric-for, --nics-for, --set-for), from the runs they name.
   std::map<std::string, ConfigSettings> settings;   // config -> settings
   std::map<std::string, std::string> settings_from; // config -> the LOG that gave them
@@ -457,8 +470,8 @@ nlohmann::json validate_repeats(const std::vector<std::string>& files, const Rep
   nlohmann::json notes = nlohmann::json::array();
   for (const auto& p : all)
     for (const auto& w : p.warnings) notes.push_back(w);
-  auto manifest =
-      validate_manifest("validate repeats", opt.sim.engine, opt.sim.fabric, opt.sim.profile, opt.sim.sets);
+  auto manifest = validate_manifest("validate repeats", files, opt.sim.engine, opt.sim.fabric,
+                                    opt.sim.profile, opt.sim.sets);
   manifest["draws_per_size"] = opt.draws;
   manifest["monte_carlo_seed"] = 1;
   manifest["fit_costs"] = opt.fit_costs;

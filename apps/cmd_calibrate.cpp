@@ -10,7 +10,9 @@
 #include "calibration/fit.hpp"
 #include "calibration/measure.hpp"
 #include "calibration/nccl_tests_parser.hpp"
+#include "calibration/profile.hpp"
 #include "scenarios/calibrate_check.hpp"
+#include "scenarios/perftest.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/build_id.hpp"
 #include "sim/error.hpp"
@@ -18,6 +20,7 @@
 #include "sim/version.hpp"
 #include "topology/link_speed.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -78,6 +81,7 @@ struct FitOpts {
   std::vector<std::string> nccl_sets;
   std::vector<std::string> repeats;
   std::string base;
+  bool nccl_engine_given = false, nccl_max_bytes_given = false; ///< on the command line
 };
 
 /// True for an nccl-tests log: one with a results row, or one with lines only nccl-tests prints ("# nThread",
@@ -102,14 +106,9 @@ bool is_nccl_tests_log(const std::string& file, const std::string& content) {
 /// options.
 nlohmann::json calib_manifest(const std::string& command, const std::vector<std::string>& inputs,
                               nlohmann::json options) {
-  nlohmann::json ins = nlohmann::json::array();
-  for (const auto& f : inputs) {
-    const auto content = read_all(f);
-    ins.push_back({{"file", f}, {"hash", calib::fnv1a64_hex(content)}, {"bytes", content.size()}});
-  }
-  return {{"tool", "ibnetsim"},  {"command", "calibrate " + command},
-          {"version", kVersion}, {"build", build_id()},
-          {"inputs", ins},       {"options", std::move(options)}};
+  for (const auto& f : inputs) refuse_folder(f, "a file");
+  return {{"tool", "ibnetsim"},  {"command", "calibrate " + command},     {"version", kVersion},
+          {"build", build_id()}, {"inputs", calib::input_hashes(inputs)}, {"options", std::move(options)}};
 }
 
 nlohmann::json fit_options_json(const FitOpts& o) {
@@ -168,11 +167,13 @@ void run_fit(const FitOpts& o) {
     opt.link_rate_source = "--link-rate " + o.link_rate;
   }
   opt.cable_m = parse_nonneg_double(o.cable_m, "--cable-m");
+  refuse_set_twice(o.nccl_sets, "--nccl-set");
   if (!o.switch_latency_ns.empty())
     opt.switch_latency_ns = parse_nonneg_double(o.switch_latency_ns, "--switch-latency-ns");
   if (o.max_segments < 1 || o.max_segments > 8) throw InputError("--max-segments: must be 1..8");
   opt.max_segments = o.max_segments;
-  if (o.hops < 0 || o.hops > 16) throw InputError("--hops: must be 0..16");
+  if (o.hops < 0 || o.hops > calib::kMaxProfileHops) throw InputError("--hops: must be 0..16");
+  int most_hops = o.hops; // the longest measured path: (hops + 1) cables
   refuse_output_equal_to_input(o.out, o.files, "-o");
   std::vector<calib::FitSource> src;
   std::vector<std::string> nccl_logs;
@@ -188,12 +189,25 @@ void run_fit(const FitOpts& o) {
     if (eq == std::string::npos) throw InputError("--file-hops: expected FILE=N, got '" + fh + "'");
     const std::string file = fh.substr(0, eq);
     const auto n = fh.substr(eq + 1) == "0" ? 0 : parse_positive_int(fh.substr(eq + 1), "--file-hops " + fh);
-    if (n > 16) throw InputError("--file-hops " + fh + ": hops must be 0..16");
+    if (n > calib::kMaxProfileHops) throw InputError("--file-hops " + fh + ": hops must be 0..16");
+    for (const auto& before : o.file_hops) {
+      if (&before == &fh) break;
+      if (before.substr(0, before.rfind('=')) == file)
+        throw InputError("--file-hops " + fh + ": '" + file + "' already has --file-hops " + before +
+                         "; give each file once");
+    }
+    most_hops = std::max(most_hops, static_cast<int>(n));
     bool found = false;
     for (auto& s : src)
       if (s.file == file) s.hops = static_cast<int>(n), found = true;
     if (!found) throw InputError("--file-hops " + fh + ": '" + file + "' is not one of the input files");
   }
+  // The profile's path is (hops + 1) cables of --cable-m; perftest --profile and calibrate check simulate it
+  // as one cable of that length, which may not pass the generators' 100,000 m.
+  if ((most_hops + 1) * opt.cable_m > calib::kMaxPathCableM)
+    throw InputError("--cable-m " + o.cable_m + ": " + std::to_string(most_hops + 1) + " cable(s) of it (" +
+                     std::to_string(most_hops) +
+                     " switch hop(s)) are more than the 100,000 m a path may have");
   calib::Profile p;
   if (!src.empty()) {
     p = calib::fit_profile(src, opt);
@@ -205,8 +219,10 @@ void run_fit(const FitOpts& o) {
   }
   analysis::refuse_job_keys_in_sets(o.nccl_sets, "--nccl-set", "the logs (their test, sizes, nodes, GPUs)",
                                     false);
-  if (nccl_logs.empty() && (!o.nccl_sets.empty() || o.nccl_nics != 0 || !o.nccl_fabric.empty()))
-    throw InputError("--nccl-set/--nccl-nics/--nccl-fabric: no nccl-tests log among the inputs to simulate");
+  if (nccl_logs.empty() && (!o.nccl_sets.empty() || o.nccl_nics != 0 || !o.nccl_fabric.empty() ||
+                            o.nccl_engine_given || o.nccl_max_bytes_given))
+    throw InputError("--nccl-set/--nccl-nics/--nccl-fabric/--nccl-engine/--nccl-max-bytes: no nccl-tests log "
+                     "among the inputs to simulate");
   if (!nccl_logs.empty()) {
     for (const auto& f : nccl_logs) {
       const auto content = read_all(f);
@@ -312,12 +328,17 @@ struct MeasureOpts {
 };
 
 void run_measure(MeasureOpts o) {
+  if (o.m.iterations != 0 && o.m.iterations < scen::kPerftestMinIterations)
+    throw InputError("--iters " + std::to_string(o.m.iterations) + ": perftest runs at least " +
+                     std::to_string(scen::kPerftestMinIterations) + " iterations (its -n refuses fewer)");
   if (!o.tools.empty()) {
+    refuse_empty_items(o.tools, "--tools");
     o.m.tools = split_list(o.tools);
     refuse_listed_twice(o.m.tools, "--tools");
   }
   if (!o.sizes.empty()) {
     o.m.sizes.clear();
+    refuse_empty_items(o.sizes, "--sizes");
     for (const auto& s : split_list(o.sizes)) {
       const auto b = parse_size_bytes(s, "--sizes");
       if (b < 1 || b > (1ull << 31)) throw InputError("--sizes: each size must be 1 B .. 2 GiB, got " + s);
@@ -326,6 +347,7 @@ void run_measure(MeasureOpts o) {
     refuse_listed_twice(o.m.sizes, split_list(o.sizes), "--sizes");
   }
   if (!o.qps.empty()) {
+    refuse_empty_items(o.qps, "--qps");
     o.m.qps.clear();
     for (const auto& s : split_list(o.qps))
       o.m.qps.push_back(static_cast<int>(parse_positive_int(s, "--qps")));
@@ -424,7 +446,11 @@ void add_calibrate_command(CLI::App& app) {
                   "nccl.version=2.8.4 for logs that print no release");
   fit->add_option("--max-segments", f->max_segments, "most latency segments to try (1..8)")
       ->capture_default_str();
-  fit->callback([f] { run_fit(*f); });
+  fit->callback([f, fit] {
+    f->nccl_engine_given = fit->count("--nccl-engine") > 0;
+    f->nccl_max_bytes_given = fit->count("--nccl-max-bytes") > 0;
+    run_fit(*f);
+  });
 
   auto c = std::make_shared<CheckOpts>();
   auto* chk = cal->add_subcommand(
@@ -460,7 +486,8 @@ void add_calibrate_command(CLI::App& app) {
   nvc->callback([nv] {
     analysis::NvlinkFitOptions o;
     o.tests = nv->tests;
-    o.iters = std::max<std::uint32_t>(1, nv->iters);
+    if (nv->iters == 0) throw InputError("-n: at least one iteration");
+    o.iters = nv->iters;
     o.max_bytes = parse_size_bytes(nv->max_bytes, "--max-bytes");
     // -o naming the log would replace the measurement with the fit.
     if (!nv->out.empty()) refuse_output_equal_to_input(nv->out, {nv->log}, "-o");

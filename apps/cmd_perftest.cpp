@@ -186,6 +186,11 @@ void run(const PerftestOpts& o) {
   if (lat && spec.tx_depth != 1)
     throw InputError("-t: latency tests keep one message in flight (TX depth 1)");
   if (lat && spec.bidirectional) throw InputError("-b: bidirectional is only available in BW tests");
+  // perftest accepts --report_gbits on its latency tests and ignores it (they print times): accepted here
+  // too, so that a real command line runs, but said (docs/perftest.md).
+  if (lat && o.report_gbits)
+    std::cerr << "warning: --report_gbits has no effect on " << o.tool
+              << " (a latency test reports times in usec; perftest accepts and ignores it too)\n";
   spec.seed = o.seed;
 
   pkt::PacketConfig base;

@@ -12,6 +12,15 @@
 #include <memory>
 
 namespace ibn::app {
+namespace {
+// Bounds of the count flags (docs/cli.md), checked before anything runs.
+// validate osu --samples: every round trip keeps a sample (perftest's 10,000,000 messages per size).
+constexpr std::uint32_t kMaxOsuSamples = 10'000'000;
+// validate osu --repeats: every run is a perftest sweep of the sizes.
+constexpr std::uint32_t kMaxOsuRepeats = 100;
+// validate repeats --draws: three doubles per draw and size, and n launch draws each.
+constexpr std::uint32_t kMaxRepeatsDraws = 1'000'000;
+} // namespace
 
 void add_validate_command(CLI::App& app) {
   auto* v = app.add_subcommand("validate", "Compare real measurements with simulated ones.");
@@ -41,6 +50,7 @@ void add_validate_command(CLI::App& app) {
   c->add_option("--set", o->sets, "override a scenario key, e.g. nvlink.bandwidth_gbps=2900 (repeatable)");
   c->add_flag("--json", *json, "print JSON rows and summary");
   c->callback([o, log, json, max] {
+    refuse_set_twice(o->sets);
     analysis::refuse_job_keys_in_sets(o->sets, "--set", "the log (its test, sizes, nodes, GPUs; -n)", false);
     if (!max->empty()) {
       o->max_bytes = parse_size_bytes(*max, "--max-bytes");
@@ -105,8 +115,16 @@ void add_validate_command(CLI::App& app) {
     if (!(u->shm_gbps > 0)) throw InputError("--shm-gbps: must be positive");
     if (!(u->shm_latency_us >= 0)) throw InputError("--shm-latency-us: must not be negative");
     if (u->iters == 0) throw InputError("-n: at least one iteration");
-    if (u->samples == 0) throw InputError("--samples: at least one round trip");
-    if (u->repeats == 0) throw InputError("--repeats: at least one run");
+    if (u->samples == 0 || u->samples > kMaxOsuSamples)
+      throw InputError("--samples: " + std::to_string(u->samples) + " round trips per size; must be 1.." +
+                       std::to_string(kMaxOsuSamples));
+    if (u->repeats == 0 || u->repeats > kMaxOsuRepeats)
+      throw InputError("--repeats: " + std::to_string(u->repeats) + " runs per size; must be 1.." +
+                       std::to_string(kMaxOsuRepeats));
+    if (!u->rate.empty() && !u->fabric.empty())
+      throw InputError("--rate applies to the default fabric, not to --fabric " + u->fabric +
+                       " (its links have their own rates)");
+    refuse_set_twice(u->sets);
     const auto v = analysis::validate_osu(*ulog, *u);
     if (*ujson)
       std::cout << v.dump(2) << "\n";
@@ -161,14 +179,21 @@ void add_validate_command(CLI::App& app) {
         throw InputError(opt + ": expected LOG=VALUE, got '" + v + "'");
       return std::pair{v.substr(0, eq), v.substr(eq + 1)};
     };
+    // One value per LOG: a second --fabric-for / --nics-for of one LOG used to replace the first silently.
+    auto once = [](const std::string& opt, const std::string& log, bool given_before, const std::string& v) {
+      if (given_before) throw InputError(opt + " " + v + ": " + log + " already has one; give each LOG once");
+    };
     for (const auto& v : *rfabric_for) {
       const auto [log, f] = split("--fabric-for", v);
+      once("--fabric-for", log, !rp->per_log[log].fabric.empty(), v);
       rp->per_log[log].fabric = f;
     }
     for (const auto& v : *rnics_for) {
       const auto [log, k] = split("--nics-for", v);
+      once("--nics-for", log, rp->per_log[log].nics_per_node != 0, v);
       rp->per_log[log].nics_per_node = static_cast<std::uint32_t>(parse_positive_int(k, "--nics-for " + v));
     }
+    refuse_set_twice(rp->sim.sets);
     analysis::refuse_job_keys_in_sets(rp->sim.sets, "--set", "the logs (their test, sizes, nodes, GPUs; -n)",
                                       false);
     for (const auto& v : *rset_for) {
@@ -177,13 +202,16 @@ void add_validate_command(CLI::App& app) {
       analysis::refuse_job_keys_in_sets({kv}, "--set-for " + log, "the log (its test, sizes, nodes, GPUs)",
                                         false);
       rp->per_log[log].sets.push_back(kv);
+      refuse_set_twice(rp->per_log[log].sets, "--set-for " + log + ":");
     }
     if (!rp->fit_costs && rep->count("--fit-max-bytes"))
       throw InputError("--fit-max-bytes: only with --fit-costs");
     rp->fit_max_bytes = parse_size_bytes(*rfit_max, "--fit-max-bytes");
     if (rp->fit_max_bytes == 0) throw InputError("--fit-max-bytes: 0 leaves no row to fit on");
     if (!*rloo) throw InputError("validate repeats: --leave-one-out is required (the only mode)");
-    if (rp->draws < 100) throw InputError("--draws: at least 100 (p1 and p99 need them)");
+    if (rp->draws < 100 || rp->draws > kMaxRepeatsDraws)
+      throw InputError("--draws: " + std::to_string(rp->draws) + " Monte Carlo runs per size; must be 100 " +
+                       "(p1 and p99 need them) .. " + std::to_string(kMaxRepeatsDraws));
     if (rp->sim.iters == 0) throw InputError("-n: at least one iteration");
     rp->max_bytes = parse_size_bytes(*rmax, "--max-bytes");
     const auto r = analysis::validate_repeats(*rlogs, *rp);

@@ -82,6 +82,13 @@ inline std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+/// A comma-separated flag value with an empty item ("64K,,1M", "1M,", ",1M"): split_list would drop it
+/// silently. InputError naming the flag.
+inline void refuse_empty_items(const std::string& s, const std::string& flag) {
+  if (s.empty() || s.front() == ',' || s.back() == ',' || s.find(",,") != std::string::npos)
+    throw InputError(flag + " '" + s + "': an empty item in the list (two commas, or one at an end)");
+}
+
 /// A value given twice in a list flag, compared by `values` (parsed: 64K and 65536 are one size) and named
 /// by `spelled` (as the user wrote each).
 template <typename T>

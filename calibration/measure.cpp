@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -129,6 +130,53 @@ nlohmann::json side_json(const std::vector<std::string>& argv, const Spawned& s,
           {"stderr", fs::path(err).filename().string()}};
 }
 
+/// An -o folder that exists must be empty or hold a previous measure's outputs: the files its manifest.json
+/// lists (raw outputs, version and preflight files, the manifest) are removed before this run writes, so
+/// that `calibrate fit DIR/*.client.txt` reads this run's outputs only. Any other file is refused, naming it.
+void clear_previous_measure(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  if (!fs::is_directory(dir, ec)) throw InputError("-o " + dir + ": exists and is not a folder");
+  std::set<std::string> listed;
+  const fs::path manifest_path = fs::path(dir) / "manifest.json";
+  if (fs::is_regular_file(manifest_path, ec)) {
+    nlohmann::json m;
+    try {
+      m = nlohmann::json::parse(slurp(manifest_path.string()));
+    } catch (const nlohmann::json::exception&) {
+    }
+    if (m.is_object() && m.value("generator", std::string()) == "ibnetsim calibrate measure") {
+      listed = {"manifest.json", "preflight.out", "preflight.err"};
+      auto add = [&](const nlohmann::json& side, const char* key) {
+        if (side.is_object() && side.contains(key) && side.at(key).is_string()) listed.insert(side.at(key));
+      };
+      for (const auto& r : m.value("runs", nlohmann::json::array()))
+        for (const char* side : {"server", "client"})
+          if (r.is_object() && r.contains(side)) add(r.at(side), "stdout"), add(r.at(side), "stderr");
+      const auto versions = m.value("versions", nlohmann::json::object()); // items() of a temporary dangles
+      for (const auto& [host, v] : versions.items()) {
+        (void)v;
+        listed.insert("version-" + host + ".txt");
+      }
+    }
+  }
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!listed.count(name))
+      throw InputError("-o " + dir + ": the folder holds " + name + ", which " +
+                       (listed.empty() ? std::string("is not in a previous `calibrate measure` folder")
+                                       : std::string("its manifest.json does not list")) +
+                       "; give an empty or new folder (calibrate fit " + dir +
+                       "/*.client.txt would read what is there)");
+    stale.push_back(e.path());
+  }
+  for (const auto& p : stale)
+    if (!fs::remove(p, ec) && ec)
+      throw InputError("-o " + dir + ": cannot remove the previous measure's " + p.filename().string() +
+                       ": " + ec.message());
+}
+
 } // namespace
 
 void check_host_name(const std::string& name, const std::string& flag) {
@@ -225,7 +273,9 @@ nlohmann::json run_measure(const MeasureOptions& o) {
 
   if (!o.ssh) {
     preflight_local(o);
+    clear_previous_measure(o.out_dir);
   } else {
+    clear_previous_measure(o.out_dir);
     if (!on_path(o.ssh_program)) throw InputError("--ssh: " + o.ssh_program + " not found on PATH");
     for (const auto& host : {o.server, o.client}) {
       // One remote check per host: the device exists and every tool is installed.

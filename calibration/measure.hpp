@@ -57,7 +57,9 @@ std::vector<std::string> host_argv(const MeasureOptions& o, const std::string& h
 void preflight_local(const MeasureOptions& o);
 
 /// Runs everything, writes out_dir/<run>.server.txt, <run>.client.txt and manifest.json; returns the
-/// manifest. Throws InputError for bad options or a failed preflight.
+/// manifest. Throws InputError for bad options or a failed preflight. An out_dir that exists must be empty
+/// or a previous measure's: the files its manifest.json lists are removed first (so out_dir/*.client.txt
+/// holds this run's outputs only); any other file in it is an InputError naming it.
 nlohmann::json run_measure(const MeasureOptions& o);
 
 } // namespace ibn::calib

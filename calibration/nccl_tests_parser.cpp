@@ -547,6 +547,15 @@ class Reader {
           at_line(source_, lines_[p].number,
                   "ignored text inside the table: '" + std::string(trim(lines_[p].text)) + "'"));
     cur_.prose.clear();
+    // A size seen before (a row pasted twice; or two steps of -i that round to one size): the first is kept.
+    for (const NcclTestsRow& prev : run.rows)
+      if (row.size_bytes > 0 && prev.size_bytes == row.size_bytes) {
+        run.warnings.push_back(at_line(source_, ln,
+                                       "size " + std::to_string(row.size_bytes) +
+                                           " appears again (first at line " + std::to_string(prev.line) +
+                                           "): this row is ignored, the first kept"));
+        return;
+      }
     run.rows.push_back(std::move(row));
   }
 

@@ -42,13 +42,15 @@
 // Error vs warning (the same rules as perftest_parser.hpp):
 //  - InputError("FILE:LINE: ..."): a line in a table that looks like a row but has a non-number where a
 //    number belongs, or more fields than the header; a row with too few fields followed by more rows;
-//    an unknown column in the table header.
+//    a size above 1 TiB (detail::kMaxNcclTestsBytes); an unknown column in the table header.
 //  - InputError("FILE: ..."): no results row in the whole file (empty file, prose only, a table cut or
 //    garbled before its first row); the message ends with the warnings below that the reader collected on
 //    the way ("FILE:LINE: table truncated ..."), so a cut log says where; unreadable file.
 //  - Warnings "FILE:LINE: ..." on the run: an elision marker ("...", "[truncated]") in a table; a last
 //    row cut short (fewer fields, all numeric: the row is dropped); a table with no "# Out of bounds" /
-//    "# Avg bus bandwidth" summary after it ("table may be truncated"); rows with #wrong > 0 (not old
+//    "# Avg bus bandwidth" summary after it ("table may be truncated"); a size above 0 printed a second
+//    time in one table (the first row is kept, the second ignored: two -i steps may round to one size);
+//    rows with #wrong > 0 (not old
 //    "error" values); an out-of-bounds FAILED; rank/host counts that disagree with NCCL INFO; an unknown
 //    or ambiguous collective; stray text between rows.
 //

@@ -179,6 +179,11 @@ NcclTestsRow parse_row(const std::vector<std::string_view>& toks, const Layout& 
     case Desc::count: {
       const auto v = detail::parse_u64(tok);
       if (!v) bad(desc_name(lay.desc[i]), tok, "a whole number");
+      if (lay.desc[i] == Desc::size && *v > detail::kMaxNcclTestsBytes)
+        throw InputError(
+            at_line(source, ln,
+                    "column 'size' is " + std::string(tok) + " B, above the largest size read (" +
+                        std::to_string(detail::kMaxNcclTestsBytes) + " B = 1 TiB): not a measurement"));
       (lay.desc[i] == Desc::size ? row.size_bytes : row.count) = *v;
       break;
     }

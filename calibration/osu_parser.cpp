@@ -451,11 +451,13 @@ class Reader {
       run.warnings.push_back(at_line(source_, ln, "table truncated at '" + std::string(t) + "'"));
       return;
     }
-    if (!detail::looks_like_row(t)) {
+    const auto toks = split_ws(t);
+    // A line starting with a signed or fractional number ("-64 1.57") is a damaged row, not prose: OSU rows
+    // have two columns, too few for looks_like_row to count.
+    if (!detail::looks_like_row(t) && !detail::parse_number(toks.front())) {
       prose_.push_back(k);
       return;
     }
-    const auto toks = split_ws(t);
     const std::size_t n = layout_.cols.size() + 1;
     if (toks.size() > n)
       throw InputError(at_line(source_, ln,
@@ -474,6 +476,11 @@ class Reader {
     if (!size)
       throw InputError(
           at_line(source_, ln, "column 'size' is not a whole number: '" + std::string(toks[0]) + "'"));
+    if (*size > detail::kMaxPerftestOsuBytes)
+      throw InputError(at_line(source_, ln,
+                               "column 'size' is " + std::string(toks[0]) +
+                                   " B, above the largest size read (" +
+                                   std::to_string(detail::kMaxPerftestOsuBytes) + " B): not a measurement"));
     row.size_bytes = *size;
     for (std::size_t i = 1; i < toks.size(); ++i) {
       const Col c = layout_.cols[i - 1];

@@ -25,9 +25,11 @@
 // IMB "Mbytes/sec" is MiB/s (IMB divides by 2^20) and is stored converted to MB/s (1e6 B/s).
 //
 // Error vs warning (the same rules as perftest_parser.hpp):
-//  - InputError("FILE:LINE: ..."): a line inside a table that looks like a row but has a non-number where
-//    a number belongs, or more fields than the header; a row with too few fields followed by more rows;
-//    a column header that is not one of the known columns;
+//  - InputError("FILE:LINE: ..."): a line inside a table that looks like a row (or starts with a signed or
+//    fractional number, "-64 1.57") but has a non-number where a number belongs, or more fields than the
+//    header; a row with too few fields followed by more rows; a size above 2 GiB
+//    (detail::kMaxPerftestOsuBytes); a size repeated in one table; a column header that is not one of the
+//    known columns;
 //  - InputError("FILE: ..."): no OSU/IMB result row anywhere; unreadable file;
 //  - Warnings "FILE:LINE: ..." on the run: a table cut mid-row at its end (the row is dropped and the
 //    message names its line), an elision marker in a table, stray text between rows, a table whose

@@ -8,6 +8,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 namespace ibn::calib {
@@ -58,6 +59,13 @@ std::optional<Title> parse_title(std::string_view text, const std::string& sourc
   if (verb == "Send") return Title{bw ? PerftestTool::ib_send_bw : PerftestTool::ib_send_lat, bidir};
   if (verb == "RDMA_Write") return Title{bw ? PerftestTool::ib_write_bw : PerftestTool::ib_write_lat, bidir};
   return Title{bw ? PerftestTool::ib_read_bw : PerftestTool::ib_read_lat, bidir};
+}
+
+/// A latency as perftest prints it ("1.23 us").
+std::string fmt_us(double us) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f us", us);
+  return b;
 }
 
 [[noreturn]] void fail_at(const std::string& source, std::size_t line, const std::string& msg) {
@@ -595,6 +603,10 @@ class Reader {
         truncated = true;
         continue;
       }
+      if (row.t_min_us && row.t_typical_us && *row.t_typical_us < *row.t_min_us)
+        throw InputError(at_line(source_, ln,
+                                 "t_typical " + fmt_us(*row.t_typical_us) + " is below t_min " +
+                                     fmt_us(*row.t_min_us) + " (a row that cannot be a measurement)"));
       for (std::size_t p : prose)
         run.warnings.push_back(
             at_line(source_, lines_[p].number,
@@ -602,11 +614,20 @@ class Reader {
       prose.clear();
       run.rows.push_back(row);
     }
+    // A size twice in a table that is not a --run_infinitely run (which repeats one size): a row pasted
+    // twice.
+    const bool one_size = std::all_of(run.rows.begin(), run.rows.end(), [&](const PerftestRow& r) {
+      return r.size_bytes == run.rows.front().size_bytes;
+    });
+    for (std::size_t i = 0; i < run.rows.size() && !one_size; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (run.rows[j].size_bytes == run.rows[i].size_bytes)
+          throw InputError(at_line(source_, run.rows[i].line,
+                                   "size " + std::to_string(run.rows[i].size_bytes) +
+                                       " appears again (first at line " + std::to_string(run.rows[j].line) +
+                                       "): a row pasted twice?"));
 
-    if (run.rows.size() > 1 && std::all_of(run.rows.begin(), run.rows.end(), [&](const PerftestRow& r) {
-          return r.size_bytes == run.rows.front().size_bytes;
-        }))
-      run.run_infinitely = true;
+    if (run.rows.size() > 1 && one_size) run.run_infinitely = true;
     if (!closed && !truncated && !run.rows.empty() && !run.run_infinitely)
       run.warnings.push_back(
           at_line(source_, run.rows.back().line,
@@ -637,6 +658,14 @@ class Reader {
                                    std::string("column '") + col_name(col) +
                                        "' is 0: perftest sends at least 1 byte (a row that cannot be a "
                                        "measurement)"));
+        if (col == Col::size && *v > detail::kMaxPerftestOsuBytes)
+          throw InputError(
+              at_line(source_, ln,
+                      "column '#bytes' is " + std::string(tok) + ", above the largest size read (" +
+                          std::to_string(detail::kMaxPerftestOsuBytes) + " B, perftest's -s bound)"));
+        if (col == Col::iterations && *v == 0)
+          throw InputError(
+              at_line(source_, ln, "column '#iterations' is 0 (a row that cannot be a measurement)"));
         if (col == Col::size)
           row.size_bytes = *v;
         else if (col == Col::iterations)

@@ -19,8 +19,10 @@
 //  - InputError("FILE:LINE: ..."): a line inside a table that looks like a row (starts with a digit, or is
 //    mostly numbers) but has a non-number where a number belongs, or more fields than the header; a row
 //    with too few fields that is followed by more rows of the same table (garbage, not a cut); a row that
-//    cannot be a measurement: a message size of 0 or a negative number in any column (size, iterations,
-//    latency, bandwidth, message rate), as damaged as a non-number and refused the same way;
+//    cannot be a measurement: a message size of 0 or above 2 GiB (detail::kMaxPerftestOsuBytes), 0
+//    iterations, a t_typical below t_min, or a negative number in any column (size, iterations, latency,
+//    bandwidth, message rate), as damaged as a non-number and refused the same way; a size twice in a table
+//    that is not a --run_infinitely run (which repeats one size);
 //    an unknown column or unit in a "#bytes" header; a title of a test this reader does not cover.
 //  - InputError("FILE: ..."): no perftest result row anywhere in the file (empty file, prose only);
 //    a file that cannot be opened (file variant).

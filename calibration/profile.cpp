@@ -22,6 +22,12 @@ double cable_ns(double m) {
   return m * (m <= 5.0 ? 4.76 : 5.13);
 }
 
+std::string fmt_g(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
 double interp_knots(const std::vector<std::pair<double, double>>& k, double p) {
   if (k.empty()) return 0;
   if (p <= k.front().first) return k.front().second;
@@ -380,8 +386,17 @@ Profile Profile::from_json(const json& j, const std::string& source) {
   if (j.contains("measurement")) {
     const json& m = j["measurement"];
     r.keys(m, "$.measurement", {"hops", "cable_m"});
-    if (m.contains("hops")) p.hops = static_cast<int>(r.u64(m["hops"], "$.measurement.hops"));
+    if (m.contains("hops")) {
+      const auto hops = r.u64(m["hops"], "$.measurement.hops");
+      if (hops > static_cast<std::uint64_t>(kMaxProfileHops))
+        r.fail("$.measurement.hops",
+               "must be 0.." + std::to_string(kMaxProfileHops) + " (switches on the path)");
+      p.hops = static_cast<int>(hops);
+    }
     if (m.contains("cable_m")) p.cable_m = r.nonneg(m["cable_m"], "$.measurement.cable_m");
+    if ((p.hops + 1) * p.cable_m > kMaxPathCableM)
+      r.fail("$.measurement.cable_m", "(hops + 1) x cable_m = " + std::to_string(p.hops + 1) + " x " +
+                                          fmt_g(p.cable_m) + " m, more than the 100,000 m a path may have");
   }
   if (j.contains("latency")) {
     const json& l = j["latency"];
@@ -588,6 +603,15 @@ std::string fnv1a64_hex(const std::string& bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "fnv1a64:%016llx", static_cast<unsigned long long>(fnv1a64(bytes)));
   return buf;
+}
+
+nlohmann::json input_hashes(const std::vector<std::string>& files) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : files) {
+    const auto content = read_file(f);
+    out.push_back({{"file", f}, {"hash", fnv1a64_hex(content)}, {"bytes", content.size()}});
+  }
+  return out;
 }
 
 } // namespace ibn::calib

@@ -38,6 +38,13 @@ inline constexpr int kProfileSchemaVersion = 2;
 /// The oldest profile format this build reads.
 inline constexpr int kProfileOldestSchemaVersion = 1;
 
+/// Bounds of the measured path a profile describes, checked by calibrate fit (--hops, --file-hops,
+/// --cable-m) and when a profile loads ($.measurement.hops, $.measurement.cable_m): at most 16 switches, and
+/// (hops + 1) cables of at most 100,000 m together (perftest --profile and calibrate check simulate the path
+/// as one cable of that length; the generators' limit).
+inline constexpr int kMaxProfileHops = 16;
+inline constexpr double kMaxPathCableM = 100000;
+
 /// One fitted parameter: value and unit, with the quality of the fit it comes from.
 struct FitParam {
   double value = 0;
@@ -185,5 +192,9 @@ std::optional<topo::LinkSpeed> link_speed_for_rate(double gbps);
 
 /// 64-bit FNV-1a of `bytes` as "fnv1a64:%016x".
 std::string fnv1a64_hex(const std::string& bytes);
+
+/// A manifest's `inputs`: [{file, hash (fnv1a64_hex of its bytes), bytes}] per file, in order (the manifests
+/// of calibrate and validate); InputError for a file that cannot be read.
+nlohmann::json input_hashes(const std::vector<std::string>& files);
 
 } // namespace ibn::calib

@@ -15,6 +15,14 @@
 
 namespace ibn::calib::detail {
 
+/// The largest message size a perftest or OSU/IMB table may hold (docs/calibration.md "Input files"): 2 GiB,
+/// the bound of `perftest -s` (and of an MPI count of bytes). A larger size is refused at its line: it cannot
+/// be a measurement, and simulated it overflowed the engine's clock.
+inline constexpr std::uint64_t kMaxPerftestOsuBytes = std::uint64_t{1} << 31;
+/// The largest size an nccl-tests table may hold: 1 TiB (more than any GPU holds; the scenario key
+/// jobs[].workload.sizes allows 1.1e13).
+inline constexpr std::uint64_t kMaxNcclTestsBytes = std::uint64_t{1} << 40;
+
 struct Line {
   std::string text;   ///< without the line end ("\n" or "\r\n")
   std::size_t number; ///< 1-based

@@ -97,8 +97,10 @@ TEST_CASE("calibrate fit: the NCCL cost fit simulates without NCCL's costs, whic
   REQUIRE(r.code == 0);
   const auto n = ibn::test::read_json_file(profile).at("nccl");
   CHECK(n.at("base_fixed") == false); // two step counts: base and net step fitted jointly
-  CHECK(n.at("base").at("value").get<double>() == doctest::Approx(14.75).epsilon(0.05));
-  CHECK(n.at("net_step").at("value").get<double>() == doctest::Approx(3.43).epsilon(0.05));
+  // 30 rows <= 64 KiB since the rows whose busbw prints 0.00 (4-64 B) are compared by their time
+  // (2026-12-07 late; 20 rows, 14.75 and 3.43 us before).
+  CHECK(n.at("base").at("value").get<double>() == doctest::Approx(13.23).epsilon(0.05));
+  CHECK(n.at("net_step").at("value").get<double>() == doctest::Approx(2.99).epsilon(0.05));
 }
 
 TEST_CASE("validate nccl-tests: the net step is credited with the engine's own network latency") {

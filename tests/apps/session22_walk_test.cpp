@@ -141,7 +141,8 @@ TEST_CASE("validate --json: the manifest records the options that shape the rows
   const auto& m = j.at("manifest");
   CHECK(m.at("iterations") == 2);
   CHECK(m.at("max_bytes") == 65536);
-  CHECK(m.at("nodes") == 0);
+  CHECK(m.at("nodes") == 2); // in effect, from the log's rank lines (it printed 0, "from the log", before)
+  CHECK(m.at("nodes_from") == "the log");
 }
 
 namespace {
