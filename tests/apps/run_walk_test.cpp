@@ -142,7 +142,7 @@ TEST_CASE("run: nodes are groups of the most NICs a job asks for, said in a warn
   CHECK(r.code == 2);
   CHECK(has(r.out, "only 0 of 8 nodes are free (a node is 8 HCAs"));
   // whatif and sweep print it too, before the points run (it was only in the points' results.json).
-  r = ibn::test::run_cli("sweep " + doc(4) + " --engine flow -q --vary 'jobs[0].workload.sizes=1M,2M' -o " +
+  r = ibn::test::run_cli("sweep " + doc(4) + " -j 1 -q --vary 'jobs[0].workload.sizes=1M,2M' -o " +
                          (dir / "sw").string());
   INFO(r.out);
   CHECK(r.code == 0);
