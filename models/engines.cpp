@@ -2,17 +2,9 @@
 
 #include "models/flow/flow_engine.hpp"
 #include "models/packet/packet_engine.hpp"
-
-#include <cstdio>
+#include "sim/units.hpp"
 
 namespace ibn::eng {
-namespace {
-std::string fmt_g(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
-}
-} // namespace
 
 std::vector<std::string> Capabilities::names() const {
   std::vector<std::string> out;
@@ -81,7 +73,7 @@ std::vector<std::string> ignored_features(const std::string& engine, const Capab
     what.push_back(caps.per_message_ar ? "packet.ar_mode bounded (chosen once per message instead)"
                                        : "packet.ar_mode bounded (static routes instead)");
   if (d.bit_error_rate > 0 && !caps.bit_errors)
-    what.push_back("packet.bit_error_rate " + fmt_g(d.bit_error_rate) + " (no losses, no retransmission)");
+    what.push_back("packet.bit_error_rate " + format_g(d.bit_error_rate) + " (no losses, no retransmission)");
   if (!caps.credits) {
     // Without credits no buffer limits a rate: the buffer sizes, the credit return and the ACK cadence change
     // nothing (the latencies still do, once per message, but not through a credit loop).

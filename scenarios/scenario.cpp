@@ -6,6 +6,7 @@
 #include "sim/atomic_file.hpp"
 #include "sim/error.hpp"
 #include "sim/json_text.hpp"
+#include "sim/units.hpp"
 #include "topology/generators.hpp"
 
 #include <algorithm>
@@ -25,15 +26,6 @@ std::string to_string(EngineKind e) {
 EngineKind parse_engine(const std::string& text, const std::string& what) {
   return parse_choice(kEngines, text, what, "engine");
 }
-
-namespace {
-/// A number as %g prints it ("1e+09", "250").
-std::string fmt_number(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
-}
-} // namespace
 
 namespace {
 
@@ -632,7 +624,7 @@ Scenario make_scenario_checked(const nlohmann::json& doc_in, const std::string& 
   for (const auto& b : e.at("background")) {
     if (const double start = b.at("start_us"), stop = b.at("stop_us"); stop > 0 && stop <= start)
       throw InputError(where + ": key 'background[" + std::to_string(s.background.size()) +
-                       "].stop_us': " + fmt_number(stop) + " us is not after start_us (" + fmt_number(start) +
+                       "].stop_us': " + format_g(stop) + " us is not after start_us (" + format_g(start) +
                        " us); give a later stop, or 0 for the end of the last job");
     BackgroundSpec bg;
     bg.pattern = parse_background_pattern(b.at("pattern"), where + ": key 'background[].pattern'");

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 namespace ibn {
 namespace {
@@ -113,6 +114,12 @@ std::string format_size(std::uint64_t bytes) {
     ++u;
   }
   return std::to_string(bytes) + units[u];
+}
+
+std::string format_g(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
 }
 
 } // namespace ibn

@@ -25,4 +25,7 @@ std::int64_t parse_positive_int(std::string_view text, const std::string& what);
 /// Formats a byte count the way a person reads it: 65536 -> "64KiB", 1000 -> "1000B".
 std::string format_size(std::uint64_t bytes);
 
+/// A number as printf's %g writes it (6 significant digits): 1e-07, 250, 0.125.
+std::string format_g(double v);
+
 } // namespace ibn
