@@ -69,7 +69,7 @@ void add_nccl_tests_command(CLI::App& app) {
                                      {"jobs[0].workload.channels", "--channels"},
                                      {"jobs[0].workload.protocol", "--proto"},
                                      {"jobs[0].workload.algorithm", "--algo"}})
-        if (kv.rfind(std::string(key) + "=", 0) == 0)
+        if (kv.find('=') != std::string::npos && canonical_set_key(kv.substr(0, kv.find('='))) == key)
           throw InputError("--set " + kv + ": '" + key + "' is set by " + opt + ", not by --set");
     refuse_set_twice(p->o.sets);
     analysis::refuse_job_keys_in_sets(p->o.sets, "--set", "the command's TEST, -b/-e/-f, -g, --nodes, -n",

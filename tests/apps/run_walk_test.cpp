@@ -89,6 +89,11 @@ TEST_CASE(
   CHECK(r.code == 2);
   CHECK(has(r.out, "-o max: -o is the output folder here"));
   CHECK_FALSE(fs::exists("max"));
+  // A key one of the front-end's options sets is named with that option in any spelling.
+  r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q --set "
+                         "jobs.0.workload.algorithm=ring");
+  CHECK(r.code == 2);
+  CHECK(has(r.out, "is set by --algo, not by --set"));
   // NCCL_ALGO / NCCL_PROTO are case-insensitive.
   r = ibn::test::run_cli(
       "nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q --engine flow --algo Ring --proto LL");
