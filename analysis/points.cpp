@@ -308,14 +308,10 @@ check_points(const scen::Scenario& base, const std::vector<StudyPoint>& points,
         if (settled) {
           for (const auto& w : eng::ignored_features(name, engines.get(name).factory.capabilities, device))
             ++inert[w];
-          // Service levels on one VL (dragonfly MIN routing gets 2 on the packet engine, as build_world
-          // does).
-          const bool df =
-              s.routing.rfind("df-", 0) == 0 || (s.routing == "auto" && s.fabric_generator == "dragonfly");
+          // Service levels on one VL, with the VLs the routing needs added as build_world adds them.
+          const int vls = std::max(device.num_vls, scen::routing_min_vls(scen::resolved_routing(s, fabric)));
           if (engine.value_or(s.engine) == scen::EngineKind::Packet)
-            for (const auto& n : scen::sl_notes(
-                     s, static_cast<std::uint32_t>(df ? std::max(2, device.num_vls) : device.num_vls)))
-              ++inert[n.substr(std::string("no effect: ").size())];
+            for (const auto& n : scen::sl_notes(s, static_cast<std::uint32_t>(vls))) ++inert[n];
         }
       }
     } catch (const InputError& e) {

@@ -733,9 +733,8 @@ RunManifest ScenarioRunner::manifest() const {
 void ScenarioRunner::report_faults() {
   // The faults applied and any QP that exhausted its retries (the run stopped there instead of hanging).
   if (!w_.faults.empty()) out_.engine.extra["faults"] = w_.faults;
-  const Time end = last_end_ > Time::zero() ? last_end_ : engine_->now(); // one text for every segment:
-  for (const auto& f : w_.timed_faults) // listed above as asked for; say which never happened
-    if (f.at > end)
+  for (const auto& f : w_.timed_faults) // listed above as asked for; say which never happened (one text
+    if (f.at > out_.sim_time)           // for every segment, so segments' warnings merge)
       out_.warnings.push_back("no effect: fault '" + f.what +
                               "' is due after the last collective "
                               "ended: not applied");
@@ -780,10 +779,12 @@ RunResult ScenarioRunner::run() {
   }
   for (auto& d : drivers_) d->start();
   engine_->run();
+  // The run ends with the last collective (or background message), not with the engine's clock (idle timers).
+  out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();
   for (std::size_t b = 0; b < drivers_.size(); ++b)
-    out_.background.push_back(
-        background_result(*drivers_[b], s_.file + ": key 'background[" + std::to_string(b) + "]'",
-                          last_end_ > Time::zero() ? last_end_ : engine_->now(), out_.warnings));
+    out_.background.push_back(background_result(*drivers_[b],
+                                                s_.file + ": key 'background[" + std::to_string(b) + "]'",
+                                                out_.sim_time, out_.warnings));
   out_.engine = engine_->report();
   if (capped_draws_) out_.warnings.push_back(calib::LognormalPareto::capped_note(capped_draws_));
   report_faults();
@@ -810,8 +811,6 @@ RunResult ScenarioRunner::run() {
     fluid_report_["solves"] = coflows_->solves();
     out_.engine.extra["ring_fluid"] = fluid_report_;
   }
-  // The run ends with the last collective (or background message), not with the engine's clock (idle timers).
-  out_.sim_time = last_end_ > Time::zero() ? last_end_ : engine_->now();
   out_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
   out_.manifest = manifest();
   out_.fabric = w_.facts;

@@ -91,7 +91,13 @@ std::vector<std::string> check_placement(const Scenario& s, const topo::Fabric& 
 /// Warnings about how the scenario's jobs land on `pool`: a job of fewer NICs per node than the nodes hold
 /// (consecutive one-HCA hosts only) and the hosts left out for owning too few HCAs.
 std::vector<std::string> placement_notes(const Scenario& s, const NodePool& pool);
-/// "no effect" warnings for service levels given where `num_vls` < 2 (every SL shares VL0).
+/// The routing algorithm a run on `f` uses: the scenario's, or for "auto" ftree on generated fat-trees
+/// (and rail-optimized, k-ary n-trees), df-min on dragonflies, updn otherwise.
+std::string resolved_routing(const Scenario& s, const topo::Fabric& f);
+/// The data VLs `routing` needs on the packet engine to be deadlock-free: 2 for dragonfly MIN (the VL goes
+/// up after the global hop; build_world raises packet.num_vls to it), else 1.
+int routing_min_vls(const std::string& routing);
+/// What a "no effect" warning says of service levels given where `num_vls` < 2 (every SL shares VL0).
 std::vector<std::string> sl_notes(const Scenario& s, std::uint32_t num_vls);
 /// InputError naming `file`'s routing.algorithm when `algo` is a routing the engines cannot run (df-valiant,
 /// df-ugal: tables only); build_world and check_placement call it.

@@ -142,12 +142,24 @@ std::vector<std::string> placement_notes(const Scenario& s, const NodePool& pool
   return out;
 }
 
+std::string resolved_routing(const Scenario& s, const topo::Fabric& f) {
+  if (s.routing != "auto") return s.routing;
+  const auto gen = f.origin.value("generator", std::string());
+  return (gen == "fat-tree" || gen == "rail-optimized" || gen == "kary-ntree") ? "ftree"
+         : gen == "dragonfly"                                                  ? "df-min"
+                                                                               : "updn";
+}
+
+int routing_min_vls(const std::string& routing) {
+  return routing.rfind("df-", 0) == 0 ? 2 : 1;
+}
+
 std::vector<std::string> sl_notes(const Scenario& s, std::uint32_t num_vls) {
   std::vector<std::string> out; // a service level maps to a VL; with one data VL every SL shares it
   if (num_vls >= 2) return out;
   auto note = [&](const std::string& key, std::uint32_t sl) {
     if (sl != 0)
-      out.push_back("no effect: key '" + key + ".sl' is " + std::to_string(sl) +
+      out.push_back("key '" + key + ".sl' is " + std::to_string(sl) +
                     " but packet.num_vls is 1: every SL shares VL0");
   };
   for (std::size_t j = 0; j < s.jobs.size(); ++j) note("jobs[" + std::to_string(j) + "]", s.jobs[j].sl);
@@ -220,13 +232,7 @@ World build_world_checked(const Scenario& s) {
           throw InputError(s.file + ": key 'nccl.collnet': switch '" + n.name + "' (" + m->name +
                            ") has no SHARP in-network reduction");
   w.facts = fabric_facts(topo::describe(w.fabric));
-  std::string algo = s.routing;
-  if (algo == "auto") {
-    const auto gen = w.fabric.origin.value("generator", std::string());
-    algo = (gen == "fat-tree" || gen == "rail-optimized" || gen == "kary-ntree") ? "ftree"
-           : gen == "dragonfly"                                                  ? "df-min"
-                                                                                 : "updn";
-  }
+  const std::string algo = resolved_routing(s, w.fabric);
   w.routing_name = algo;
   refuse_tables_only_routing(s.file, algo);
   const auto reg = routing::builtin_routing();
@@ -247,7 +253,7 @@ World build_world_checked(const Scenario& s) {
                      {"inputs", w.profile->inputs.size()}};
   }
   apply_packet_settings(s, w.packet);
-  if (algo.rfind("df-", 0) == 0 && w.packet.num_vls < 2) {
+  if (w.packet.num_vls < routing_min_vls(algo)) {
     // MIN routing on a dragonfly is deadlock-free with the VL raised after the global hop (docs/routing.md):
     // one VL deadlocks the packet engine on a credit cycle. Two by default; one asked for is refused.
     if (s.engine == EngineKind::Packet && s.given.contains(nlohmann::json::json_pointer("/packet/num_vls")))
@@ -255,7 +261,7 @@ World build_world_checked(const Scenario& s) {
                        algo +
                        "' routing: dragonfly MIN routing needs 2 VLs to be deadlock-free (the VL goes up "
                        "after the global hop); give 2 or more");
-    w.packet.num_vls = 2;
+    w.packet.num_vls = routing_min_vls(algo);
     w.auto_vls = true; // not the scenario's: the flow engine (no VLs) does not warn of it
   }
   if (s.faults.any()) {
@@ -285,7 +291,7 @@ World build_world_checked(const Scenario& s) {
   if (w.pool)
     for (auto& n : placement_notes(s, *w.pool)) w.warnings.push_back(std::move(n));
   if (s.engine == EngineKind::Packet)
-    for (auto& n : sl_notes(s, w.packet.num_vls)) w.warnings.push_back(std::move(n));
+    for (const auto& n : sl_notes(s, w.packet.num_vls)) w.warnings.push_back("no effect: " + n);
   return w;
 }
 } // namespace
