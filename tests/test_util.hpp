@@ -22,6 +22,11 @@ template <typename F> std::string error_of(F&& fn) {
   return "";
 }
 
+/// Whether `text` holds `part` (a CLI output holds a message).
+inline bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 /// The whole file as bytes; throws std::runtime_error naming a missing file (the test case then fails).
 inline std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

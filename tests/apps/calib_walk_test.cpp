@@ -17,9 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using ibn::test::has;
 
 std::string data(const std::string& rel) {
   return std::string(IBNETSIM_TEST_DATA) + "/" + rel;

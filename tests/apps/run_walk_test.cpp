@@ -14,9 +14,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using ibn::test::has;
 /// A 2-node 16 MiB sendrecv on a 16-host 2-tier NDR tree (no NCCL costs), `extra` JSON members appended.
 std::string base(const fs::path& dir, const std::string& extra = "") {
   const auto path = dir / "s.json";

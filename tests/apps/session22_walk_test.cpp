@@ -11,9 +11,7 @@
 #include <string>
 
 namespace {
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using ibn::test::has;
 const std::string kData = std::string(IBNETSIM_SOURCE_DIR) + "/tests/data/";
 } // namespace
 

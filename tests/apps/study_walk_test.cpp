@@ -13,9 +13,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using ibn::test::has;
 /// A 4-node ring AllReduce on a 16-host 2-tier tree, 3 iterations of 64 KiB and 1 MiB.
 std::string tiny(const fs::path& dir, const std::string& extra = "") {
   const auto path = dir / "s.json";
