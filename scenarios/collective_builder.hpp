@@ -148,6 +148,19 @@ class Builder {
       launch += std::max(Time::zero(), first_base - spec.launch_credit);
       intra_delay_ += Time::from_us(c.intra_us);
       if (nodes_ > 1) net_delay_ += net;
+      if (dag_.algorithm == "tree") {
+        // NCCL's tree bandwidth per channel (tuning.cc's, size-corrected; scenarios/tuning.hpp
+        // tree_channel_cap_GBps) as a rate on each rank's sends of the channel, up and down together. Not a
+        // pass before each post as for the ring: the tree forwards what arrives while it still arrives, so
+        // its rate bounds the pipeline's throughput and adds no latency per hop (DagExecutor::release).
+        auto in = tuning_inputs(spec);
+        in.channels = c_;
+        if (const double cap = tree_channel_cap_GBps(in, dag_.protocol); cap > 0) {
+          dag_.channel_gbps = cap * 8.0 / nccl_wire_efficiency(dag_.protocol);
+          dag_.channel_stage_all = true;
+          dag_.channel_stage_overlaps = true;
+        }
+      }
       if (dag_.algorithm == "direct") { // NCCL point-to-point: channels per peer, per-channel rate
         peer_channels_ = std::min(c_, kP2pChannelsPerNetPeer);
         dag_.channel_gbps = kP2pChannelNetGBps * 8.0;
@@ -248,7 +261,7 @@ class Builder {
   /// FIFO window dependency: the transfer `window` positions earlier on the same connection.
   TransferId emit(std::uint32_t src, std::uint32_t dst, std::uint64_t data_bytes, std::uint32_t channel,
                   std::int32_t rail, std::uint32_t step, std::uint32_t window, std::vector<TransferId>& deps,
-                  Time extra = Time::zero()) {
+                  Time extra = Time::zero(), bool stage_shared = false) {
     auto& hist = conn_[(static_cast<std::uint64_t>(src) * n_ + dst) * c_ + channel];
     if (window && hist.size() >= window) deps.push_back(hist[hist.size() - window]);
     std::sort(deps.begin(), deps.end());
@@ -261,6 +274,7 @@ class Builder {
     t.rail = src / g_ == dst / g_ ? -1 : rail;
     t.local_delay = (src / g_ != dst / g_ ? net_delay_ : intra_delay_) + extra;
     t.step = step;
+    t.stage_shared = stage_shared;
     const auto id = dag_.add(t, deps);
     hist.push_back(id);
     deps.clear();

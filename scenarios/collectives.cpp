@@ -197,13 +197,16 @@ void tree_allreduce(Builder& b, const Cut& k) {
         up[r] = b.emit(r, static_cast<std::uint32_t>(t.parent[r]), sz, c, rail, 0, k.window, deps);
       }
       // Broadcast down: the root once it has reduced; the others once their parent's copy arrived.
+      // A rank writes its copy to every child in one pass (NCCL's tree broadcasts to up to 3 children at
+      // once): the children after the first share the first one's stage pass.
       for (auto r : t.down_order)
-        for (auto ch : t.children[r]) {
+        for (std::size_t i = 0; i < t.children[r].size(); ++i) {
+          const auto ch = t.children[r][i];
           if (t.parent[r] < 0)
             for (auto x : t.children[r]) deps.push_back(up[x]);
           else
             deps.push_back(down[r]);
-          down[ch] = b.emit(r, ch, sz, c, rail, 1, k.window, deps);
+          down[ch] = b.emit(r, ch, sz, c, rail, 1, k.window, deps, Time::zero(), i > 0);
         }
     }
   }

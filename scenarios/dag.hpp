@@ -33,6 +33,10 @@ struct Transfer {
   Time local_delay;           ///< work at the sender between the last dependency's delivery and the post
   std::uint32_t step = 0;     ///< algorithm step (for traces and tests), free for builders to use
   std::uint32_t dep_begin = 0, dep_end = 0; ///< range in TransferDag::deps()
+  /// With channel_stage_overlaps: the transfer carries what the previous transfer its rank released on its
+  /// channel carries (a tree's broadcast to its other children, written in the same pass as NCCL's tree
+  /// does), so it starts with that transfer's pass and takes none of its own.
+  bool stage_shared = false;
 };
 
 /// One pass of `wire_bytes` through a channel's stage of `gbps` (TransferDag::channel_gbps): the one
@@ -98,6 +102,11 @@ class TransferDag {
   /// nullopt: channel_gbps): a hierarchical AllReduce's intra-node rings are NCCL one-node rings with their
   /// own protocol and ceiling.
   std::optional<double> channel_gbps_nvlink;
+  /// The stage spaces the channel's posts at its rate without delaying them (the next transfer of the
+  /// channel is posted no earlier than the previous post plus its pass) instead of passing each transfer
+  /// before its post: a rate for a pipeline that forwards data while it arrives (the tree,
+  /// scenarios/tuning.hpp tree_channel_cap_GBps), where a pass per hop would be paid once per tree level.
+  bool channel_stage_overlaps = false;
   /// The protocol of the transfers inside a node when it differs from `protocol` (empty: the same).
   std::string protocol_nvlink;
 

@@ -45,6 +45,7 @@ void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> d
   nvlink_free_.assign(ranks, Time::zero());
   if (dag_.channel_gbps > 0 || dag_.channel_gbps_nvlink.value_or(0) > 0)
     channel_free_.assign(std::size_t{ranks} * dag_.channels, Time::zero());
+  if (dag_.channel_stage_overlaps) channel_start_.assign(std::size_t{ranks} * dag_.channels, Time::zero());
   if (opt_.on_transfer) posted_.assign(dag_.size(), Time::zero());
   for (TransferId t = 0; t < dag_.size(); ++t)
     waiting_[t] = static_cast<std::uint32_t>(dag_.deps_of(t).size());
@@ -87,10 +88,22 @@ void DagExecutor::release(TransferId t) {
                                                 : dag_.channel_gbps_nvlink.value_or(dag_.channel_gbps);
   if (gbps > 0) {
     // The channel's stage takes chunks one after another (in release order) at its rate; a chunk is
-    // posted once its pass is over.
-    auto& free = channel_free_[std::size_t{tr.src} * dag_.channels + tr.channel % dag_.channels];
-    at = std::max(at, free) + channel_stage_pass(tr.bytes, gbps);
-    free = at;
+    // posted once its pass is over, or (channel_stage_overlaps) when its pass begins.
+    const std::size_t ch = std::size_t{tr.src} * dag_.channels + tr.channel % dag_.channels;
+    auto& free = channel_free_[ch];
+    if (dag_.channel_stage_overlaps) {
+      auto& start = channel_start_[ch];
+      if (tr.stage_shared) {
+        at = std::max(at, start);
+      } else {
+        at = std::max(at, free);
+        start = at;
+        free = at + channel_stage_pass(tr.bytes, gbps);
+      }
+    } else {
+      at = std::max(at, free) + channel_stage_pass(tr.bytes, gbps);
+      free = at;
+    }
   }
   if (at == engine_.now()) {
     post(t);

@@ -248,6 +248,17 @@ double ring_channel_cap_GBps(const TuningInputs& in, const std::string& protocol
   return 0.0;
 }
 
+double tree_channel_cap_GBps(const TuningInputs& in, const std::string& protocol) {
+  if (in.op != CollOp::AllReduce || in.ranks < 2) return 0.0;
+  const int p = protocol == "ll" ? kLL : protocol == "ll128" ? kLL128 : kSimple;
+  const auto e = estimate(in, true, p);
+  if (!e.available) return 0.0;
+  // busBw = 2 x algBw for the tree (algBw = busBw x 0.5), shared by the channels; corrected per size as
+  // ncclTopoGetAlgoTime corrects the tree's time.
+  return e.algbw_GBps * 2.0 / std::max<std::uint32_t>(1, in.channels) *
+         tree_correction(table_of(in), p, in.size_bytes);
+}
+
 std::vector<TuningEstimate> tuning_table(const TuningInputs& in) {
   std::vector<TuningEstimate> out;
   for (bool tree : {false, true})

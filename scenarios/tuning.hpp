@@ -80,6 +80,15 @@ TuningInputs hierarchical_intra_inputs(const CollectiveSpec& spec);
 /// themselves. The ring DAG charges it as each channel's stage (TransferDag::channel_gbps): on one loop the
 /// passes add NCCL's bandwidth term size (n - 1) / n / busBw (docs/collectives.md "NCCL cost model").
 double ring_channel_cap_GBps(const TuningInputs& in, const std::string& protocol);
+/// A tree AllReduce's bandwidth per channel, GB/s of data (NCCL's tree busBw / channels, i.e. 2 x algBw /
+/// channels): the tuning model's tree bandwidth for `protocol` (x 0.92 under perChMaxTreeBw, then LL's 1/3.8
+/// under llMaxBw or LL128's 120/128 under perChMaxTreeLL128Bw) times treeCorrectionFactor for the size,
+/// NCCL's own measured correction of "trees not sticking to the model for medium sizes". 0 when the tree does
+/// not run (not an AllReduce, one rank). The tree DAG charges it as each channel's rate on every rank's
+/// sends, up and down together (TransferDag::channel_stage_overlaps): a rank inside the tree sends each chunk
+/// twice, so the pipeline moves S in 2 S / busBw = S / algBw, NCCL's bandwidth term; the network can only
+/// make it slower.
+double tree_channel_cap_GBps(const TuningInputs& in, const std::string& protocol);
 
 /// Every (algorithm, protocol) for ring and tree, in the order ring {ll, ll128, simple}, tree {...}, then
 /// nvls/simple and collnet/simple (available only when in.nvls / in.collnet, for AllReduce, and with an

@@ -272,8 +272,8 @@ TEST_CASE("ring LL / LL128: NCCL's per-channel ceiling is each channel's stage, 
   CHECK(ring_channel_cap_GBps(in, "ll128") == doctest::Approx(20.0));
   CHECK(ring_channel_cap_GBps(in, "simple") == 0);
 
-  // The DAG carries it in wire Gb/s on every transfer of a ring; Simple rings, trees and the model off
-  // carry none.
+  // The DAG carries it in wire Gb/s on every transfer of a ring, passed before the post; Simple rings and
+  // the model off carry none; a tree carries its own (the next test case), spacing posts.
   s.channels = 1;
   const auto d = build_collective(s);
   CHECK(d.channel_stage_all);
@@ -284,6 +284,9 @@ TEST_CASE("ring LL / LL128: NCCL's per-channel ceiling is each channel's stage, 
   other = s;
   other.op = CollOp::AllReduce;
   other.algorithm = "tree";
+  CHECK(build_collective(other).channel_stage_overlaps);
+  CHECK_FALSE(d.channel_stage_overlaps);
+  other.nccl_costs = false;
   CHECK(build_collective(other).channel_gbps == 0);
   other = s;
   other.nccl_costs = false;
@@ -496,4 +499,60 @@ TEST_CASE("hierarchical AllReduce: each ring's own per-channel ceiling, network 
   // A flat ring keeps one ceiling.
   s.algorithm = "ring";
   CHECK(!build_collective(s).channel_gbps_nvlink.has_value());
+}
+
+TEST_CASE("tree: NCCL's tree bandwidth per channel, size-corrected, spaces each rank's sends, closed form") {
+  // tree_channel_cap_GBps = the tuning model's tree busBw / channels x treeCorrectionFactor (2.22.3, Hopper).
+  // 8 nodes x 4 GPUs x 4 NICs of 400 Gb/s, NVLink 450 GB/s, 2 channels, 1 MiB (log2(1 MiB / 64) = 14):
+  //   bus = min(450, 4 x 50) = 200; x 0.92 under 2 x perChMaxTreeBw (>= 3 nodes 36.0): 72;
+  //   LL128: min(72 x 120/128, 2 x 29.0) = 58, per channel 29, x 0.6 = 17.4 GB/s;
+  //   LL: min(72 / 3.8, llMaxBw 20.4) = 18.947, per channel 9.474, x 0.5 = 4.737;
+  //   Simple: 72, per channel 36, x 0.5 = 18.0. Not an AllReduce: 0.
+  CollectiveSpec s;
+  s.op = CollOp::AllReduce;
+  s.algorithm = "tree";
+  s.ranks = 32;
+  s.gpus_per_node = 4;
+  s.nics_per_node = 4;
+  s.channels = 2;
+  s.size_bytes = 1 << 20;
+  s.nccl_costs = true;
+  s.nccl_version = "2.22.3";
+  auto in = tuning_inputs(s);
+  CHECK(tree_channel_cap_GBps(in, "ll128") == doctest::Approx(17.4));
+  CHECK(tree_channel_cap_GBps(in, "ll") == doctest::Approx(72.0 / 3.8 / 2 * 0.5));
+  CHECK(tree_channel_cap_GBps(in, "simple") == doctest::Approx(18.0));
+  in.op = CollOp::AllGather;
+  CHECK(tree_channel_cap_GBps(in, "simple") == 0);
+
+  // Executed: 2 nodes x 1 GPU, 1 NIC of 400 Gb/s, 1 channel, LL128, 16 chunks of 576,000 B (9,216,000 B,
+  // log2(S / 64) = 17: x 0.9). Cap: bus = min(450, 50) = 50; min(46, 41.4) = 41.4; min(41.4 x 120/128, 36.7)
+  // = 36.7; x 0.9 = 33.03 GB/s, a pass p = 576,000 / 33.03e9 s = 17.44 us per chunk. On an engine that
+  // delivers at post + d (d = 1 us + 614,400 wire bytes x 8 / 400 Gb/s = 13.288 us), the leaf posts its ups
+  // at T0 + k p (T0 = max(launch, net step), every up a root or behind the 8-deep window, which d + net step
+  // < 8 p keeps out of the way), the root posts each down one net step after its up arrives, which its own
+  // stage allows as the ups come p apart: end = T0 + 15 p + 2 d + net step. A pass before each post (the
+  // ring's stage) would add p per hop.
+  s.ranks = 2;
+  s.gpus_per_node = 1;
+  s.nics_per_node = 1;
+  s.channels = 1;
+  s.protocol = "ll128";
+  s.size_bytes = 16 * 576000;
+  const auto d = build_collective(s);
+  CHECK(d.channel_stage_overlaps);
+  CHECK(d.channel_gbps == doctest::Approx(36.7 * 0.9 * 8 * 128 / 120));
+  REQUIRE(d.size() == 32);
+  ibn::test::FakeEngine engine(2, 400'000'000'000ULL, Time::us(1));
+  JobLayout layout;
+  layout.nodes = {{0}, {1}};
+  DagExecutor ex(engine, d, layout, ExecOptions{});
+  Time end;
+  ex.start({}, [&](Time t) { end = t; });
+  engine.run();
+  const Time p = channel_stage_pass(614400, d.channel_gbps);
+  CHECK(p.to_us() == doctest::Approx(17.439).epsilon(1e-3));
+  const Time dt = Time::us(1) + serialization_time(614400, 400'000'000'000ULL);
+  const Time step = d[0].local_delay, t0 = std::max(d.launch_latency, step);
+  CHECK(end == t0 + Time::ps(15 * p.count_ps()) + dt + dt + step);
 }
