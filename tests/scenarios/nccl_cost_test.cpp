@@ -508,14 +508,10 @@ TEST_CASE("tree: NCCL's tree bandwidth per channel, size-corrected, spaces each 
   //   LL128: min(72 x 120/128, 2 x 29.0) = 58, per channel 29, x 0.6 = 17.4 GB/s;
   //   LL: min(72 / 3.8, llMaxBw 20.4) = 18.947, per channel 9.474, x 0.5 = 4.737;
   //   Simple: 72, per channel 36, x 0.5 = 18.0. Not an AllReduce: 0.
-  CollectiveSpec s;
-  s.op = CollOp::AllReduce;
+  CollectiveSpec s = hierarchical_4x4_1mib();
   s.algorithm = "tree";
   s.ranks = 32;
-  s.gpus_per_node = 4;
-  s.nics_per_node = 4;
   s.channels = 2;
-  s.size_bytes = 1 << 20;
   s.nccl_costs = true;
   s.nccl_version = "2.22.3";
   auto in = tuning_inputs(s);
