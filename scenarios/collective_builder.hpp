@@ -149,14 +149,15 @@ class Builder {
       intra_delay_ += Time::from_us(c.intra_us);
       if (nodes_ > 1) net_delay_ += net;
       if (dag_.algorithm == "tree") {
-        // NCCL's tree bandwidth per channel (tuning.cc's, size-corrected; scenarios/tuning.hpp
-        // tree_channel_cap_GBps) as a rate on each rank's sends of the channel, up and down together. Not a
-        // pass before each post as for the ring: the tree forwards what arrives while it still arrives, so
-        // its rate bounds the pipeline's throughput and adds no latency per hop (DagExecutor::release).
+        // NCCL's tree bandwidth per channel (tuning.cc's busBw, size-corrected; scenarios/tuning.hpp
+        // tree_channel_cap_GBps), half of it on each of a rank's two lanes, up and down: a rank moves every
+        // byte once each way, so the pipeline moves S in S / algBw, NCCL's bandwidth term. Not a pass before
+        // each post as for the ring: the tree forwards what arrives while it still arrives, so its rate
+        // bounds the pipeline's throughput and adds no latency per hop (DagExecutor::release).
         auto in = tuning_inputs(spec);
         in.channels = c_;
         if (const double cap = tree_channel_cap_GBps(in, dag_.protocol); cap > 0) {
-          dag_.channel_gbps = cap * 8.0 / nccl_wire_efficiency(dag_.protocol);
+          dag_.channel_gbps = cap / 2 * 8.0 / nccl_wire_efficiency(dag_.protocol);
           dag_.channel_stage_all = true;
           dag_.channel_stage_overlaps = true;
         }
@@ -259,9 +260,17 @@ class Builder {
 
   /// Appends a transfer of `data_bytes` (the wire bytes of the protocol are written) with `deps` plus the
   /// FIFO window dependency: the transfer `window` positions earlier on the same connection.
+  /// The transfer a new one on (src, dst, channel) waits for under a FIFO window of `window` (emit's own
+  /// window dependency), if there is one.
+  std::optional<TransferId> window_dep(std::uint32_t src, std::uint32_t dst, std::uint32_t channel,
+                                       std::uint32_t window) const {
+    const auto it = conn_.find((static_cast<std::uint64_t>(src) * n_ + dst) * c_ + channel);
+    if (!window || it == conn_.end() || it->second.size() < window) return std::nullopt;
+    return it->second[it->second.size() - window];
+  }
   TransferId emit(std::uint32_t src, std::uint32_t dst, std::uint64_t data_bytes, std::uint32_t channel,
                   std::int32_t rail, std::uint32_t step, std::uint32_t window, std::vector<TransferId>& deps,
-                  Time extra = Time::zero(), bool stage_shared = false) {
+                  Time extra = Time::zero(), bool stage_shared = false, std::uint8_t stage_lane = 0) {
     auto& hist = conn_[(static_cast<std::uint64_t>(src) * n_ + dst) * c_ + channel];
     if (window && hist.size() >= window) deps.push_back(hist[hist.size() - window]);
     std::sort(deps.begin(), deps.end());
@@ -275,6 +284,7 @@ class Builder {
     t.local_delay = (src / g_ != dst / g_ ? net_delay_ : intra_delay_) + extra;
     t.step = step;
     t.stage_shared = stage_shared;
+    t.stage_lane = stage_lane;
     const auto id = dag_.add(t, deps);
     hist.push_back(id);
     deps.clear();

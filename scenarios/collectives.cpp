@@ -194,20 +194,28 @@ void tree_allreduce(Builder& b, const Cut& k) {
       // Reduce up: a rank sends its partial sum once every child's partial sum of this chunk arrived.
       for (auto r : t.up_order) {
         for (auto ch : t.children[r]) deps.push_back(up[ch]);
-        up[r] = b.emit(r, static_cast<std::uint32_t>(t.parent[r]), sz, c, rail, 0, k.window, deps);
+        up[r] = b.emit(r, static_cast<std::uint32_t>(t.parent[r]), sz, c, rail, 0, k.window, deps,
+                       Time::zero(), false, 0);
       }
-      // Broadcast down: the root once it has reduced; the others once their parent's copy arrived.
-      // A rank writes its copy to every child in one pass (NCCL's tree broadcasts to up to 3 children at
-      // once): the children after the first share the first one's stage pass.
-      for (auto r : t.down_order)
-        for (std::size_t i = 0; i < t.children[r].size(); ++i) {
-          const auto ch = t.children[r][i];
-          if (t.parent[r] < 0)
-            for (auto x : t.children[r]) deps.push_back(up[x]);
-          else
-            deps.push_back(down[r]);
-          down[ch] = b.emit(r, ch, sz, c, rail, 1, k.window, deps, Time::zero(), i > 0);
+      // Broadcast down: the root once it has reduced; the others once their parent's copy arrived. A rank
+      // writes its copy to every child in one pass (NCCL's tree broadcasts to up to 3 children at once, once
+      // each of them has room): every child's send waits for the same things, the FIFO windows of all of
+      // them included, and the children after the first share the first one's pass.
+      for (auto r : t.down_order) {
+        const auto& kids = t.children[r];
+        if (kids.empty()) continue;
+        std::vector<TransferId> common;
+        if (t.parent[r] < 0)
+          for (auto x : kids) common.push_back(up[x]);
+        else
+          common.push_back(down[r]);
+        for (auto ch : kids)
+          if (const auto w = b.window_dep(r, ch, c, k.window)) common.push_back(*w);
+        for (std::size_t i = 0; i < kids.size(); ++i) {
+          deps = common;
+          down[kids[i]] = b.emit(r, kids[i], sz, c, rail, 1, k.window, deps, Time::zero(), i > 0, 1);
         }
+      }
     }
   }
 }

@@ -173,8 +173,9 @@ struct RingPlan {
   Time net_step_overhead; ///< per transfer between nodes
   Time launch_latency;    ///< per execution, before a rank's first transfer
   /// The channel's stage on every send (TransferDag::channel_gbps with channel_stage_all), wire Gb/s; 0:
-  /// none. A send is posted after its pass: max(its post, the previous pass of its rank and channel) + wire /
-  /// rate.
+  /// none. A ring's send is posted after its pass: max(its post, the previous pass of its rank and channel) +
+  /// wire / rate; a tree's rate is per lane and spaces the passes without delaying the posts
+  /// (TransferDag::channel_stage_overlaps).
   double stage_gbps = 0;
   std::vector<std::vector<std::uint32_t>> orders; ///< per channel: ring position -> rank
   std::vector<std::int32_t> rails;                ///< per channel
@@ -252,7 +253,8 @@ struct RingStages {
   std::uint64_t chunk = 0, slice = 0, grain = 1;
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
-  double stage_gbps = 0; ///< the protocol's per-channel stage on every transfer, wire Gb/s (0: none)
+  double stage_gbps =
+      0; ///< the per-channel stage on every transfer (a tree's: per lane), wire Gb/s (0: none)
   /// Its rate on the stages inside a node when it is their own (0: none; nullopt: stage_gbps).
   std::optional<double> stage_gbps_nvlink;
   /// The cut of the stages inside a node (RingStage::nvlink): their protocol's (hierarchical `auto`: the

@@ -34,9 +34,12 @@ struct Transfer {
   std::uint32_t step = 0;     ///< algorithm step (for traces and tests), free for builders to use
   std::uint32_t dep_begin = 0, dep_end = 0; ///< range in TransferDag::deps()
   /// With channel_stage_overlaps: the transfer carries what the previous transfer its rank released on its
-  /// channel carries (a tree's broadcast to its other children, written in the same pass as NCCL's tree
-  /// does), so it starts with that transfer's pass and takes none of its own.
+  /// channel's lane carries (a tree's broadcast to its other children, written in the same pass as NCCL's
+  /// tree does), so it is posted with that transfer's pass and takes none of its own.
   bool stage_shared = false;
+  /// With channel_stage_overlaps: which of its (rank, channel)'s two stage lanes the transfer takes (a
+  /// tree's sends up: 0, down: 1).
+  std::uint8_t stage_lane = 0;
 };
 
 /// One pass of `wire_bytes` through a channel's stage of `gbps` (TransferDag::channel_gbps): the one
@@ -102,10 +105,12 @@ class TransferDag {
   /// nullopt: channel_gbps): a hierarchical AllReduce's intra-node rings are NCCL one-node rings with their
   /// own protocol and ceiling.
   std::optional<double> channel_gbps_nvlink;
-  /// The stage spaces the channel's posts at its rate without delaying them (the next transfer of the
-  /// channel is posted no earlier than the previous post plus its pass) instead of passing each transfer
-  /// before its post: a rate for a pipeline that forwards data while it arrives (the tree,
-  /// scenarios/tuning.hpp tree_channel_cap_GBps), where a pass per hop would be paid once per tree level.
+  /// The stage spaces the channel's passes at its rate without putting them before the posts: a pass
+  /// begins when its transfer is released (and its rank launched) and the previous pass of the same lane is
+  /// over, and the transfer is posted once its own delays are over and its pass has begun. A rate for a
+  /// pipeline that forwards data while it arrives (the tree, scenarios/tuning.hpp tree_channel_cap_GBps),
+  /// where a pass before each post would be paid once per tree level. Each (rank, channel) has two lanes
+  /// (Transfer::stage_lane), each at channel_gbps.
   bool channel_stage_overlaps = false;
   /// The protocol of the transfers inside a node when it differs from `protocol` (empty: the same).
   std::string protocol_nvlink;

@@ -43,9 +43,11 @@ void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> d
   if (dag_.launch_latency > Time::zero() && dag_.size() > 0)
     for (auto& r : ready_) r = std::max(r, engine_.now()) + dag_.launch_latency;
   nvlink_free_.assign(ranks, Time::zero());
-  if (dag_.channel_gbps > 0 || dag_.channel_gbps_nvlink.value_or(0) > 0)
-    channel_free_.assign(std::size_t{ranks} * dag_.channels, Time::zero());
-  if (dag_.channel_stage_overlaps) channel_start_.assign(std::size_t{ranks} * dag_.channels, Time::zero());
+  if (dag_.channel_gbps > 0 || dag_.channel_gbps_nvlink.value_or(0) > 0) {
+    const std::size_t lanes = dag_.channel_stage_overlaps ? 2 : 1;
+    channel_free_.assign(std::size_t{ranks} * dag_.channels * lanes, Time::zero());
+    if (dag_.channel_stage_overlaps) channel_start_.assign(channel_free_.size(), Time::zero());
+  }
   if (opt_.on_transfer) posted_.assign(dag_.size(), Time::zero());
   for (TransferId t = 0; t < dag_.size(); ++t)
     waiting_[t] = static_cast<std::uint32_t>(dag_.deps_of(t).size());
@@ -88,19 +90,20 @@ void DagExecutor::release(TransferId t) {
                                                 : dag_.channel_gbps_nvlink.value_or(dag_.channel_gbps);
   if (gbps > 0) {
     // The channel's stage takes chunks one after another (in release order) at its rate; a chunk is
-    // posted once its pass is over, or (channel_stage_overlaps) when its pass begins.
-    const std::size_t ch = std::size_t{tr.src} * dag_.channels + tr.channel % dag_.channels;
-    auto& free = channel_free_[ch];
+    // posted once its pass is over, or (channel_stage_overlaps) once its pass has begun, the pass beginning
+    // at the release, not after the transfer's own delays (the data is there; the delays are latency).
+    std::size_t ch = std::size_t{tr.src} * dag_.channels + tr.channel % dag_.channels;
     if (dag_.channel_stage_overlaps) {
+      ch = 2 * ch + (tr.stage_lane & 1U);
       auto& start = channel_start_[ch];
-      if (tr.stage_shared) {
-        at = std::max(at, start);
-      } else {
-        at = std::max(at, free);
-        start = at;
-        free = at + channel_stage_pass(tr.bytes, gbps);
+      if (!tr.stage_shared) {
+        auto& free = channel_free_[ch];
+        start = std::max({engine_.now(), ready_[tr.src], free});
+        free = start + channel_stage_pass(tr.bytes, gbps);
       }
+      at = std::max(at, start);
     } else {
+      auto& free = channel_free_[ch];
       at = std::max(at, free) + channel_stage_pass(tr.bytes, gbps);
       free = at;
     }

@@ -170,9 +170,9 @@ double RingFluid::Stage::time_s(double x) const {
       double thr = 0;
       if (has_net) thr = std::max(thr, std::max(tn, (tn + ln) / win));
       if (has_nvl) thr = std::max(thr, std::max(tv, (tv + lv) / win));
-      // The tree's stage spaces each rank's sends of a channel at its rate (channel_stage_overlaps): no
-      // latency on the chain, a period of its busiest rank's sends per chunk.
-      if (stage_rate > 0) thr = std::max(thr, tree_sends * w / stage_rate);
+      // The tree's stage spaces each lane's passes at its rate (channel_stage_overlaps): no latency on the
+      // chain, one pass per chunk on each lane (up; down to every child at once).
+      if (stage_rate > 0) thr = std::max(thr, w / stage_rate);
       if (i == 0)
         total += 2.0 * (chain_net * (tn_chain + ln) + chain_nvl * (tv + lv));
       else
@@ -233,11 +233,6 @@ std::unique_ptr<RingFluid> RingFluid::make(const RingStages& plan, const JobLayo
       s.tree = true;
       for (std::size_t c = 0; c < st.parents.size(); ++c) {
         const auto& par = st.parents[c];
-        // Passes per chunk of a rank: one up (to its parent), one down (to all its children at once).
-        std::vector<std::uint32_t> up(par.size(), 0), down(par.size(), 0);
-        for (std::uint32_t r = 0; r < par.size(); ++r)
-          if (par[r] >= 0) up[r] = 1, down[static_cast<std::uint32_t>(par[r])] = 1;
-        for (std::uint32_t r = 0; r < par.size(); ++r) s.tree_sends = std::max(s.tree_sends, up[r] + down[r]);
         for (std::uint32_t r = 0; r < par.size(); ++r) {
           if (par[r] < 0) continue;
           const auto p = static_cast<std::uint32_t>(par[r]);

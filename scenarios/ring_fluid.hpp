@@ -142,11 +142,11 @@ class RingFluid {
     double net_share = 1;     ///< network edges / all edges of the stage's rings
     bool tree = false;        ///< a tree stage: chain_net / chain_nvl hops to the root, each way
     std::uint32_t chain_net = 0, chain_nvl = 0;
-    std::uint32_t tree_sends = 0;  ///< a tree rank's most stage passes per chunk (up, down to all children)
     double x_line = 0;             ///< the slowest network path's own rate (bytes/s)
     double x_alone = 0;            ///< per-flow network rate alone (bytes/s)
     double nvl_rate = 0;           ///< per-copy NVLink rate (bytes/s)
-    double stage_rate = 0;         ///< a channel's stage on every send (bytes/s of wire; 0: none)
+    double stage_rate =
+        0; ///< a channel's stage (a tree's: per lane) on every send (bytes/s of wire; 0: none)
     double bytes = 0;              ///< wire bytes per network flow
     Time alone;                    ///< the stage's time alone
     double time_s(double x) const; ///< its time with per-flow network rate x

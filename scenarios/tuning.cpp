@@ -251,7 +251,9 @@ double ring_channel_cap_GBps(const TuningInputs& in, const std::string& protocol
 double tree_channel_cap_GBps(const TuningInputs& in, const std::string& protocol) {
   if (in.op != CollOp::AllReduce || in.ranks < 2) return 0.0;
   const int p = protocol == "ll" ? kLL : protocol == "ll128" ? kLL128 : kSimple;
-  const auto e = estimate(in, true, p);
+  TuningInputs run = in;
+  run.ll128_enabled = true; // the rate of the protocol that runs, named or chosen
+  const auto e = estimate(run, true, p);
   if (!e.available) return 0.0;
   // busBw = 2 x algBw for the tree (algBw = busBw x 0.5), shared by the channels; corrected per size as
   // ncclTopoGetAlgoTime corrects the tree's time.

@@ -84,10 +84,11 @@ double ring_channel_cap_GBps(const TuningInputs& in, const std::string& protocol
 /// channels): the tuning model's tree bandwidth for `protocol` (x 0.92 under perChMaxTreeBw, then LL's 1/3.8
 /// under llMaxBw or LL128's 120/128 under perChMaxTreeLL128Bw) times treeCorrectionFactor for the size,
 /// NCCL's own measured correction of "trees not sticking to the model for medium sizes". 0 when the tree does
-/// not run (not an AllReduce, one rank). The tree DAG charges it as each channel's rate on every rank's
-/// sends, up and down together (TransferDag::channel_stage_overlaps): a rank inside the tree sends each chunk
-/// twice, so the pipeline moves S in 2 S / busBw = S / algBw, NCCL's bandwidth term; the network can only
-/// make it slower.
+/// not run (not an AllReduce, one rank); LL128 is priced even where `in` disables it (the rate of what runs).
+/// `in.channels` is the count the collective runs with. The tree DAG gives each rank's channel two lanes, up
+/// and down, at half of it each (NCCL's runTreeSplit: a reduce-up and a broadcast-down thread group;
+/// TransferDag::channel_stage_overlaps): every rank moves S up and S down at algBw, so the pipeline takes
+/// S / algBw, NCCL's bandwidth term, whatever the tree's shape; the network can only make it slower.
 double tree_channel_cap_GBps(const TuningInputs& in, const std::string& protocol);
 
 /// Every (algorithm, protocol) for ring and tree, in the order ring {ll, ll128, simple}, tree {...}, then

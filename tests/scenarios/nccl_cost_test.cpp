@@ -523,12 +523,15 @@ TEST_CASE("tree: NCCL's tree bandwidth per channel, size-corrected, spaces each 
 
   // Executed: 2 nodes x 1 GPU, 1 NIC of 400 Gb/s, 1 channel, LL128, 16 chunks of 576,000 B (9,216,000 B,
   // log2(S / 64) = 17: x 0.9). Cap: bus = min(450, 50) = 50; min(46, 41.4) = 41.4; min(41.4 x 120/128, 36.7)
-  // = 36.7; x 0.9 = 33.03 GB/s, a pass p = 576,000 / 33.03e9 s = 17.44 us per chunk. On an engine that
-  // delivers at post + d (d = 1 us + 614,400 wire bytes x 8 / 400 Gb/s = 13.288 us), the leaf posts its ups
-  // at T0 + k p (T0 = max(launch, net step), every up a root or behind the 8-deep window, which d + net step
-  // < 8 p keeps out of the way), the root posts each down one net step after its up arrives, which its own
-  // stage allows as the ups come p apart: end = T0 + 15 p + 2 d + net step. A pass before each post (the
-  // ring's stage) would add p per hop.
+  // = 36.7; x 0.9 = 33.03 GB/s of busBw, half of it (16.515 GB/s, algBw) on each lane (up, down): a pass
+  // p = 576,000 / 16.515e9 s = 34.878 us per chunk. On an engine that delivers at post + d (d = 1 us +
+  // 614,400 wire bytes x 8 / 400 Gb/s = 13.288 us), the leaf's up lane begins its passes at launch + k p
+  // (launch = NCCL's base latency, after which a rank starts), and posts each up when its pass has begun
+  // and its net step is over (T0 = max(launch, net step) for the first); the root posts each down one net
+  // step after its up arrives, which its down lane allows as the ups come p apart. The 8-deep window stays
+  // out of the way (d + net step < 8 p): end = max(T0, launch + 15 p) + 2 d + net step, i.e. the 16 chunks
+  // in 16 p ~ S / algBw plus the pipeline's latency. A pass before each post (the ring's stage) would add p
+  // per hop.
   s.ranks = 2;
   s.gpus_per_node = 1;
   s.nics_per_node = 1;
@@ -537,7 +540,7 @@ TEST_CASE("tree: NCCL's tree bandwidth per channel, size-corrected, spaces each 
   s.size_bytes = 16 * 576000;
   const auto d = build_collective(s);
   CHECK(d.channel_stage_overlaps);
-  CHECK(d.channel_gbps == doctest::Approx(36.7 * 0.9 * 8 * 128 / 120));
+  CHECK(d.channel_gbps == doctest::Approx(36.7 * 0.9 / 2 * 8 * 128 / 120));
   REQUIRE(d.size() == 32);
   ibn::test::FakeEngine engine(2, 400'000'000'000ULL, Time::us(1));
   JobLayout layout;
@@ -547,8 +550,58 @@ TEST_CASE("tree: NCCL's tree bandwidth per channel, size-corrected, spaces each 
   ex.start({}, [&](Time t) { end = t; });
   engine.run();
   const Time p = channel_stage_pass(614400, d.channel_gbps);
-  CHECK(p.to_us() == doctest::Approx(17.439).epsilon(1e-3));
+  CHECK(p.to_us() == doctest::Approx(34.878).epsilon(1e-3));
   const Time dt = Time::us(1) + serialization_time(614400, 400'000'000'000ULL);
   const Time step = d[0].local_delay, t0 = std::max(d.launch_latency, step);
-  CHECK(end == t0 + Time::ps(15 * p.count_ps()) + dt + dt + step);
+  CHECK(end == std::max(t0, d.launch_latency + Time::ps(15 * p.count_ps())) + dt + dt + step);
+  // The rate is the one the flow engine's ring-fluid model reads; the cost model off carries none.
+  const auto plan = ring_stages(s);
+  REQUIRE(plan.has_value());
+  CHECK(plan->stage_gbps == d.channel_gbps);
+  auto off = s;
+  off.nccl_costs = false;
+  CHECK_FALSE(build_collective(off).channel_stage_overlaps);
+  CHECK(build_collective(off).channel_gbps == 0);
+}
+
+TEST_CASE("tree: a rank's ups and downs take two lanes, a broadcast to several children one pass") {
+  // 2 nodes x 2 GPUs, 1 channel (tree 0): rank 0 is the root, its children are rank 1 (NVLink, its chain)
+  // and rank 2 (the other node's head), whose child is rank 3. Every up is on lane 0, every down on lane 1;
+  // of rank 0's two downs of a chunk the second shares the first's pass, and both wait for the same
+  // transfers (the ups of both children and both connections' FIFO windows).
+  CollectiveSpec s = hierarchical_4x4_1mib();
+  s.algorithm = "tree";
+  s.ranks = 4;
+  s.gpus_per_node = 2;
+  s.nics_per_node = 1;
+  s.channels = 1;
+  s.protocol = "ll";
+  s.size_bytes = 16 * 32768; // 16 LL chunks
+  s.nccl_costs = true;
+  const auto d = build_collective(s);
+  REQUIRE(d.channel_stage_overlaps);
+  std::size_t shared = 0, downs_from_root = 0;
+  for (TransferId t = 0; t < d.size(); ++t) {
+    const auto& tr = d[t];
+    const bool down = tr.step == 1;
+    CHECK(tr.stage_lane == (down ? 1 : 0));
+    if (down && tr.src == 0) {
+      ++downs_from_root;
+      const auto mine = d.deps_of(t);
+      if (tr.stage_shared) {
+        ++shared;
+        REQUIRE(t > 0);
+        const auto first = d[t - 1]; // its sibling, emitted just before it
+        CHECK(first.src == 0);
+        CHECK_FALSE(first.stage_shared);
+        const auto theirs = d.deps_of(t - 1);
+        CHECK(std::vector<TransferId>(mine.begin(), mine.end()) ==
+              std::vector<TransferId>(theirs.begin(), theirs.end()));
+      }
+    } else {
+      CHECK_FALSE(tr.stage_shared);
+    }
+  }
+  CHECK(downs_from_root == 32);
+  CHECK(shared == 16);
 }
