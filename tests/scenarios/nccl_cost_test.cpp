@@ -35,6 +35,19 @@ Time symbolic_run(const TransferDag& d, Time alpha, std::int64_t ps_per_byte) {
 }
 
 /// A ring LL AllReduce of 4 KiB on 2 nodes x 2 GPUs, one NIC, one channel, NCCL's costs off.
+/// When `d` (one GPU per node, two nodes) ends on an engine that delivers at post + 1 us + bytes x 8 /
+/// 400 Gb/s, started at 0.
+Time run_two_nodes(const TransferDag& d) {
+  ibn::test::FakeEngine engine(2, 400'000'000'000ULL, Time::us(1));
+  JobLayout layout;
+  layout.nodes = {{0}, {1}};
+  DagExecutor ex(engine, d, layout, ExecOptions{});
+  Time end;
+  ex.start({}, [&](Time t) { end = t; });
+  engine.run();
+  return end;
+}
+
 CollectiveSpec ring_ll_4_ranks_2_nodes() {
   CollectiveSpec s;
   s.op = CollOp::AllReduce;
@@ -297,13 +310,7 @@ TEST_CASE("ring LL / LL128: NCCL's per-channel ceiling is each channel's stage, 
   // local delay runs from the start, DagExecutor::release) and one pass through the stage:
   //   T = max(launch, net step) + 4096 x 8 / 624 Gb/s + 1 us + 4096 x 8 / 400 Gb/s.
   REQUIRE(d.size() == 2);
-  ibn::test::FakeEngine engine(2, 400'000'000'000ULL, Time::us(1));
-  JobLayout layout;
-  layout.nodes = {{0}, {1}};
-  DagExecutor ex(engine, d, layout, ExecOptions{});
-  Time end;
-  ex.start({}, [&](Time t) { end = t; });
-  engine.run();
+  const Time end = run_two_nodes(d);
   const Time pass = Time::from_s(4096.0 * 8 / (39.0 * 8 / 0.5 * 1e9));
   const Time expect = std::max(d.launch_latency, d[0].local_delay) + pass + Time::us(1) +
                       serialization_time(4096, 400'000'000'000ULL);
@@ -477,16 +484,24 @@ TEST_CASE("hierarchical AllReduce: three NCCL calls, three launches, each its pr
   CHECK(ring_stages(s)->stages[1].launch == Time::zero());
 }
 
+namespace {
+/// `s` running `algorithm` on `ranks` ranks and `channels` channels, NCCL's cost model on at 2.22.3.
+CollectiveSpec costs_2_22(CollectiveSpec s, const char* algorithm, std::uint32_t ranks,
+                          std::uint32_t channels) {
+  s.algorithm = algorithm;
+  s.ranks = ranks;
+  s.channels = channels;
+  s.nccl_costs = true;
+  s.nccl_version = "2.22.3";
+  return s;
+}
+} // namespace
+
 TEST_CASE("hierarchical AllReduce: each ring's own per-channel ceiling, network and NVLink") {
   // LL with the cost model on (2.22.3, Hopper, Intel host), 4 nodes x 2 GPUs, 2 channels: the inter-node ring
   // is NCCL's ring on 4 nodes (llMaxBw 20.4 GB/s), the intra-node ones its ring on one node (llMaxBw of one
   // node); each over 2 channels, in wire Gb/s (LL: 8 B of data per 16 B line).
-  CollectiveSpec s = ring_ll_4_ranks_2_nodes();
-  s.algorithm = "hierarchical";
-  s.ranks = 8;
-  s.channels = 2;
-  s.nccl_costs = true;
-  s.nccl_version = "2.22.3";
+  CollectiveSpec s = costs_2_22(ring_ll_4_ranks_2_nodes(), "hierarchical", 8, 2);
   auto one = tuning_inputs(s);
   one.nodes = 1;
   const double ll_1node = ring_channel_cap_GBps(one, "ll") * 2; // llMaxBw itself
@@ -508,12 +523,7 @@ TEST_CASE("tree: NCCL's tree bandwidth per channel, size-corrected, spaces each 
   //   LL128: min(72 x 120/128, 2 x 29.0) = 58, per channel 29, x 0.6 = 17.4 GB/s;
   //   LL: min(72 / 3.8, llMaxBw 20.4) = 18.947, per channel 9.474, x 0.5 = 4.737;
   //   Simple: 72, per channel 36, x 0.5 = 18.0. Not an AllReduce: 0.
-  CollectiveSpec s = hierarchical_4x4_1mib();
-  s.algorithm = "tree";
-  s.ranks = 32;
-  s.channels = 2;
-  s.nccl_costs = true;
-  s.nccl_version = "2.22.3";
+  CollectiveSpec s = costs_2_22(hierarchical_4x4_1mib(), "tree", 32, 2);
   auto in = tuning_inputs(s);
   CHECK(tree_channel_cap_GBps(in, "ll128") == doctest::Approx(17.4));
   CHECK(tree_channel_cap_GBps(in, "ll") == doctest::Approx(72.0 / 3.8 / 2 * 0.5));
@@ -542,13 +552,7 @@ TEST_CASE("tree: NCCL's tree bandwidth per channel, size-corrected, spaces each 
   CHECK(d.channel_stage_overlaps);
   CHECK(d.channel_gbps == doctest::Approx(36.7 * 0.9 / 2 * 8 * 128 / 120));
   REQUIRE(d.size() == 32);
-  ibn::test::FakeEngine engine(2, 400'000'000'000ULL, Time::us(1));
-  JobLayout layout;
-  layout.nodes = {{0}, {1}};
-  DagExecutor ex(engine, d, layout, ExecOptions{});
-  Time end;
-  ex.start({}, [&](Time t) { end = t; });
-  engine.run();
+  const Time end = run_two_nodes(d);
   const Time p = channel_stage_pass(614400, d.channel_gbps);
   CHECK(p.to_us() == doctest::Approx(34.878).epsilon(1e-3));
   const Time dt = Time::us(1) + serialization_time(614400, 400'000'000'000ULL);
