@@ -258,8 +258,6 @@ class Builder {
     return out;
   }
 
-  /// Appends a transfer of `data_bytes` (the wire bytes of the protocol are written) with `deps` plus the
-  /// FIFO window dependency: the transfer `window` positions earlier on the same connection.
   /// The transfer a new one on (src, dst, channel) waits for under a FIFO window of `window` (emit's own
   /// window dependency), if there is one.
   std::optional<TransferId> window_dep(std::uint32_t src, std::uint32_t dst, std::uint32_t channel,
@@ -268,6 +266,9 @@ class Builder {
     if (!window || it == conn_.end() || it->second.size() < window) return std::nullopt;
     return it->second[it->second.size() - window];
   }
+  /// Appends a transfer of `data_bytes` (the wire bytes of the protocol are written) with `deps` plus the
+  /// FIFO window dependency: the transfer `window` positions earlier on the same connection. `stage_shared`
+  /// and `stage_lane`: Transfer's (a tree's stage lanes).
   TransferId emit(std::uint32_t src, std::uint32_t dst, std::uint64_t data_bytes, std::uint32_t channel,
                   std::int32_t rail, std::uint32_t step, std::uint32_t window, std::vector<TransferId>& deps,
                   Time extra = Time::zero(), bool stage_shared = false, std::uint8_t stage_lane = 0) {

@@ -253,8 +253,8 @@ struct RingStages {
   std::uint64_t chunk = 0, slice = 0, grain = 1;
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
-  double stage_gbps =
-      0; ///< the per-channel stage on every transfer (a tree's: per lane), wire Gb/s (0: none)
+  /// The per-channel stage on every transfer (a tree's: per lane), wire Gb/s (0: none).
+  double stage_gbps = 0;
   /// Its rate on the stages inside a node when it is their own (0: none; nullopt: stage_gbps).
   std::optional<double> stage_gbps_nvlink;
   /// The cut of the stages inside a node (RingStage::nvlink): their protocol's (hierarchical `auto`: the

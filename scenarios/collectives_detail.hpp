@@ -20,8 +20,8 @@ struct RingCut {
   std::uint32_t slices_per_chunk = 1, window = 0;
   Time step_overhead, net_step_overhead, launch_latency;
   Time phase_launch_net, phase_launch_nvlink; ///< hierarchical: the later NCCL calls' launches
-  double stage_gbps =
-      0; ///< the per-channel stage on every transfer (a tree's: per lane), wire Gb/s (0: none)
+  /// The per-channel stage on every transfer (a tree's: per lane), wire Gb/s (0: none).
+  double stage_gbps = 0;
   /// The stage's rate inside a node when it is their own (hierarchical; 0: none; nullopt: stage_gbps).
   std::optional<double> stage_gbps_nvlink;
   RingProtocolCut nvlink; ///< the cut of the transfers inside a node (their protocol's; else the same)

@@ -79,8 +79,8 @@ class DagExecutor {
   std::vector<Time> ready_;
   std::vector<Time> nvlink_free_; ///< per rank: when its NVLink egress is free
   std::vector<Time> channel_free_; ///< per (rank, channel[, lane]): when its stage is free (dag channel_gbps)
-  std::vector<Time>
-      channel_start_; ///< per (rank, channel, lane): its last pass began (channel_stage_overlaps)
+  /// Per (rank, channel, lane): when its last pass began (channel_stage_overlaps).
+  std::vector<Time> channel_start_;
   std::vector<std::vector<Time>> nic_free_; ///< per (job node, rail): when a paced (slow) NIC is free
   std::vector<Time> posted_;      ///< per transfer, when on_transfer is set
   std::size_t remaining_ = 0;

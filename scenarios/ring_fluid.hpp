@@ -145,8 +145,8 @@ class RingFluid {
     double x_line = 0;             ///< the slowest network path's own rate (bytes/s)
     double x_alone = 0;            ///< per-flow network rate alone (bytes/s)
     double nvl_rate = 0;           ///< per-copy NVLink rate (bytes/s)
-    double stage_rate =
-        0; ///< a channel's stage (a tree's: per lane) on every send (bytes/s of wire; 0: none)
+    /// A channel's stage (a tree's: per lane) on every send (bytes/s of wire; 0: none).
+    double stage_rate = 0;
     double bytes = 0;              ///< wire bytes per network flow
     Time alone;                    ///< the stage's time alone
     double time_s(double x) const; ///< its time with per-flow network rate x
