@@ -134,11 +134,7 @@ TEST_CASE(
                 " --leave-one-out --max-bytes 128 -n 1 --draws 4000000000",
             "--draws: 4000000000 Monte Carlo runs per size; must be 100"},
        }) {
-    const auto r = ibn::test::run_cli(cmd);
-    INFO(cmd);
-    INFO(r.out);
-    CHECK(r.code == 2);
-    CHECK(has(r.out, says));
+    ibn::test::refused(cmd, says);
   }
 }
 
@@ -151,26 +147,19 @@ TEST_CASE("input files: a size above the bound a table may hold is refused at it
   // calibrate fit exited 0 with a silently bad fit; calibrate check said "internal error: post_at in the
   // past".
   auto r =
-      ibn::test::run_cli("calibrate fit " + bw + " " + data(kWriteLat) + " -o " + (dir / "p.json").string());
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, bw + ":" + std::to_string(n) + ": column '#bytes' is " + huge));
+      ibn::test::refused("calibrate fit " + bw + " " + data(kWriteLat) + " -o " + (dir / "p.json").string(),
+                         bw + ":" + std::to_string(n) + ": column '#bytes' is " + huge);
   const auto prof = cx3_profile(dir);
-  r = ibn::test::run_cli("calibrate check " + prof + " " + bw + " --iters 5");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, bw + ":" + std::to_string(n) + ":"));
+  r = ibn::test::refused("calibrate check " + prof + " " + bw + " --iters 5",
+                         bw + ":" + std::to_string(n) + ":");
   // OSU: an internal error before.
   const auto osu = edited(dir, kOsuLat, "osu.txt", "\n64 ", "\n" + huge + " ");
-  r = ibn::test::run_cli("validate osu " + osu + " --nodes 2 --ppn 1 --samples 20");
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, osu + ":" + std::to_string(line_of(osu, huge)) + ": column 'size' is " + huge));
+  r = ibn::test::refused("validate osu " + osu + " --nodes 2 --ppn 1 --samples 20",
+                         osu + ":" + std::to_string(line_of(osu, huge)) + ": column 'size' is " + huge);
   // nccl-tests: "-b/-e: need 0 < minBytes <= maxBytes", flags the user never gave.
   const auto log = edited(dir, kAllGather, "ag.log", "\n         128 ", "\n" + huge + " ");
-  r = ibn::test::run_cli("validate nccl-tests " + log + " -n 1 --max-bytes 64K");
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, log + ":" + std::to_string(line_of(log, huge)) + ": column 'size' is " + huge));
+  r = ibn::test::refused("validate nccl-tests " + log + " -n 1 --max-bytes 64K",
+                         log + ":" + std::to_string(line_of(log, huge)) + ": column 'size' is " + huge);
   CHECK(!has(r.out, "-b/-e"));
 }
 
@@ -186,18 +175,14 @@ TEST_CASE(
   }
   const auto copy = (dir / "ag-crlf.log").string();
   std::ofstream(copy, std::ios::binary) << crlf;
-  auto r = ibn::test::run_cli("calibrate fit --base " + prof + " --repeats " + data(kAllGather) + " " + copy +
-                              " -o " + (dir / "v.json").string());
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, copy + ": its table reads the same as " + data(kAllGather)));
+  auto r = ibn::test::refused("calibrate fit --base " + prof + " --repeats " + data(kAllGather) + " " + copy +
+                                  " -o " + (dir / "v.json").string(),
+                              copy + ": its table reads the same as " + data(kAllGather));
   // A copy with an edit outside the table (a rank line's pid) too; validate repeats the same.
   const auto pid = edited(dir, kAllGather, "ag-pid.log", "Pid ", "Pid 9");
-  r = ibn::test::run_cli("validate repeats " + data(kAllGather) + " " + pid + " " + data(kAllReduce) +
-                         " --leave-one-out --max-bytes 128 -n 1");
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "its table reads the same as"));
+  r = ibn::test::refused("validate repeats " + data(kAllGather) + " " + pid + " " + data(kAllReduce) +
+                             " --leave-one-out --max-bytes 128 -n 1",
+                         "its table reads the same as");
   // A run with one time changed is another run: fitted, and its "0 0" rows are no size of the model.
   const auto other = edited(dir, kAllGather, "ag-2.log", "16.59", "16.71");
   r = ibn::test::run_cli("calibrate fit --base " + prof + " --repeats " + data(kAllGather) + " " + other +
@@ -232,30 +217,24 @@ TEST_CASE("measurement tables: duplicated and impossible rows are refused or rep
   const auto pdup = edited(
       dir, kWriteBw, "pdup.txt", " 128        20000",
       " 64          20000            319.54             315.43             5.168060\n 128        20000");
-  r = ibn::test::run_cli("calibrate fit " + pdup + " -o " + (dir / "p.json").string());
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out,
-            pdup + ":" + std::to_string(line_of(pdup, " 128        20000") - 1) + ": size 64 appears again"));
+  r = ibn::test::refused("calibrate fit " + pdup + " -o " + (dir / "p.json").string(),
+                         pdup + ":" + std::to_string(line_of(pdup, " 128        20000") - 1) +
+                             ": size 64 appears again");
   const auto zero = edited(dir, kWriteBw, "zero.txt", " 64         20000", " 64         0    ");
-  r = ibn::test::run_cli("calibrate fit " + zero + " -o " + (dir / "p.json").string());
-  CHECK(r.code == 2);
-  CHECK(has(r.out,
-            zero + ":" + std::to_string(line_of(zero, " 64         0")) + ": column '#iterations' is 0"));
+  r = ibn::test::refused("calibrate fit " + zero + " -o " + (dir / "p.json").string(),
+                         zero + ":" + std::to_string(line_of(zero, " 64         0")) +
+                             ": column '#iterations' is 0");
   const auto typ =
       edited(dir, kWriteLat, "typ.txt", " 64      20000          0.97           7.07         1.09",
              " 64      20000          0.97           7.07         0.50");
-  r = ibn::test::run_cli("calibrate fit " + typ + " -o " + (dir / "p.json").string());
-  CHECK(r.code == 2);
-  CHECK(has(r.out, typ + ":" + std::to_string(line_of(typ, " 64      20000")) +
-                       ": t_typical 0.50 us is below t_min 0.97 us"));
+  r = ibn::test::refused("calibrate fit " + typ + " -o " + (dir / "p.json").string(),
+                         typ + ":" + std::to_string(line_of(typ, " 64      20000")) +
+                             ": t_typical 0.50 us is below t_min 0.97 us");
   // OSU: "-64 1.57" was dropped with "note: ignored text inside the table".
   const auto neg = edited(dir, kOsuLat, "neg.txt", "\n64 ", "\n-64 ");
-  r = ibn::test::run_cli("validate osu " + neg + " --nodes 2 --ppn 1 --samples 20 --max-bytes 8");
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, neg + ":" + std::to_string(line_of(neg, "-64 ")) +
-                       ": column 'size' is not a whole number: '-64'"));
+  r = ibn::test::refused("validate osu " + neg + " --nodes 2 --ppn 1 --samples 20 --max-bytes 8",
+                         neg + ":" + std::to_string(line_of(neg, "-64 ")) +
+                             ": column 'size' is not a whole number: '-64'");
 }
 
 TEST_CASE("validate osu: --rate with --fabric is refused (the fabric's links have their rates)") {
@@ -265,11 +244,9 @@ TEST_CASE("validate osu: --rate with --fabric is refused (the fabric's links hav
       ibn::test::run_cli("topo generate fat-tree --tiers 2 --radix 8 --hosts 8 --rate HDR -o " + ft).code ==
       0);
   const auto r =
-      ibn::test::run_cli("validate osu " + data(kOsuLat) + " --nodes 2 --ppn 1 --rate HDR --fabric " + ft +
-                         " --samples 20 --max-bytes 8");
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "--rate applies to the default fabric, not to --fabric " + ft));
+      ibn::test::refused("validate osu " + data(kOsuLat) + " --nodes 2 --ppn 1 --rate HDR --fabric " + ft +
+                             " --samples 20 --max-bytes 8",
+                         "--rate applies to the default fabric, not to --fabric " + ft);
 }
 
 TEST_CASE("calibrate measure: a previous measure's outputs are removed, a folder with other files refused") {
@@ -339,11 +316,7 @@ TEST_CASE("a scenario key or a file given twice to validate and calibrate fit is
                 "=1 --file-hops " + data(kWriteBw) + "=2 -o " + (dir / "p.json").string(),
             "already has --file-hops " + data(kWriteBw) + "=1; give each file once"},
        }) {
-    const auto r = ibn::test::run_cli(cmd);
-    INFO(cmd);
-    INFO(r.out);
-    CHECK(r.code == 2);
-    CHECK(has(r.out, says));
+    ibn::test::refused(cmd, says);
   }
 }
 
@@ -382,30 +355,25 @@ TEST_CASE("validate osu: a predicted p99 from fewer than 100 samples carries the
 
 TEST_CASE("the measured path's hops and cable length are bounded when fitting and when a profile loads") {
   const auto dir = ibn::test::scratch_dir("cw-path");
-  auto r = ibn::test::run_cli("calibrate fit " + data(kWriteBw) + " " + data(kWriteLat) +
-                              " --cable-m 1000000 -o " + (dir / "p.json").string());
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "--cable-m 1000000: 1 cable(s) of it (0 switch hop(s)) are more than the 100,000 m"));
+  auto r =
+      ibn::test::refused("calibrate fit " + data(kWriteBw) + " " + data(kWriteLat) +
+                             " --cable-m 1000000 -o " + (dir / "p.json").string(),
+                         "--cable-m 1000000: 1 cable(s) of it (0 switch hop(s)) are more than the 100,000 m");
   CHECK(!fs::exists(dir / "p.json"));
-  r = ibn::test::run_cli("calibrate fit " + data(kWriteBw) + " --hops 16 --cable-m 10000 -o " +
-                         (dir / "p.json").string());
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "--cable-m 10000: 17 cable(s)"));
+  r = ibn::test::refused("calibrate fit " + data(kWriteBw) + " --hops 16 --cable-m 10000 -o " +
+                             (dir / "p.json").string(),
+                         "--cable-m 10000: 17 cable(s)");
   auto p = ibn::test::read_json_file(cx3_profile(dir));
   p["measurement"]["hops"] = 1000;
   std::ofstream(dir / "hops.json") << p.dump(2);
-  r = ibn::test::run_cli("perftest ib_write_lat --profile " + (dir / "hops.json").string());
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "$.measurement.hops: must be 0..16"));
+  r = ibn::test::refused("perftest ib_write_lat --profile " + (dir / "hops.json").string(),
+                         "$.measurement.hops: must be 0..16");
   p["measurement"]["hops"] = 1;
   p["measurement"]["cable_m"] = 60000;
   std::ofstream(dir / "cable.json") << p.dump(2);
-  r = ibn::test::run_cli("calibrate check " + (dir / "cable.json").string() + " " + data(kWriteLat) +
-                         " --iters 5");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "$.measurement.cable_m: (hops + 1) x cable_m = 2 x 60000 m"));
+  r = ibn::test::refused("calibrate check " + (dir / "cable.json").string() + " " + data(kWriteLat) +
+                             " --iters 5",
+                         "$.measurement.cable_m: (hops + 1) x cable_m = 2 x 60000 m");
 }
 
 TEST_CASE("flags that would have no effect are refused or said") {
@@ -424,11 +392,7 @@ TEST_CASE("flags that would have no effect are refused or said") {
            {"calibrate measure --server a --client b --iters 3 -o " + (dir / "m").string(),
             "--iters 3: perftest runs at least 5 iterations"},
        }) {
-    const auto r = ibn::test::run_cli(cmd);
-    INFO(cmd);
-    INFO(r.out);
-    CHECK(r.code == 2);
-    CHECK(has(r.out, says));
+    ibn::test::refused(cmd, says);
   }
   CHECK(!fs::exists(dir / "m"));
   // perftest accepts --report_gbits on a latency test and ignores it: so does the front-end, and says so.

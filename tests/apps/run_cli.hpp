@@ -1,6 +1,10 @@
 #pragma once
 // Test helper: runs the built ibnetsim binary with a shell command line and captures output and exit code.
+#include "tests/test_util.hpp"
+
 #include <sys/wait.h>
+
+#include <doctest/doctest.h>
 
 #include <array>
 #include <cstdio>
@@ -25,6 +29,17 @@ inline CliResult run_cli(const std::string& args) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+/// Runs `args` and checks that the command is refused as bad input: exit 2 with `says` in its output (the
+/// command and the output are logged with a failure). Returns the result for further checks.
+inline CliResult refused(const std::string& args, const std::string& says) {
+  auto r = run_cli(args);
+  INFO(args);
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(has(r.out, says));
   return r;
 }
 

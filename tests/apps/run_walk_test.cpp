@@ -83,15 +83,13 @@ TEST_CASE(
   h.erase(h.begin()); // the leading '#'
   CHECK(h == ends(row));
   // nccl-tests' -o is the reduction op: "-o max" created a folder named max (here: the tests' folder).
-  r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q -o max");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "-o max: -o is the output folder here"));
+  r = ibn::test::refused("nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q -o max",
+                         "-o max: -o is the output folder here");
   CHECK_FALSE(fs::exists("max"));
   // A key one of the front-end's options sets is named with that option in any spelling.
-  r = ibn::test::run_cli("nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q --set "
-                         "jobs.0.workload.algorithm=ring");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "is set by --algo, not by --set"));
+  r = ibn::test::refused("nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q --set "
+                         "jobs.0.workload.algorithm=ring",
+                         "is set by --algo, not by --set");
   // NCCL_ALGO / NCCL_PROTO are case-insensitive.
   r = ibn::test::run_cli(
       "nccl-tests all_reduce_perf -b 1M -e 1M --nodes 2 -n 1 -w 0 -q --engine flow --algo Ring --proto LL");
@@ -109,10 +107,8 @@ TEST_CASE(
     "routing": {"algorithm": "minhop"}, "nccl": {"costs": false},
     "jobs": [{"name": "j", "nodes": 72, "gpus_per_node": 1, "nics_per_node": 1,
       "workload": {"op": "alltoall", "sizes": ["4M"], "iterations": 2, "warmup": 0}}]})";
-  const auto r = ibn::test::run_cli("run " + path.string() + " -q -o " + (dir / "o").string());
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "key 'routing.algorithm': the packet run deadlocked: routing 'minhop'"));
+  const auto r = ibn::test::refused("run " + path.string() + " -q -o " + (dir / "o").string(),
+                                    "key 'routing.algorithm': the packet run deadlocked: routing 'minhop'");
   CHECK(has(r.out, "credit loop"));
   CHECK(has(r.out, "wait-for cycle"));
   CHECK_FALSE(has(r.out, "internal error"));
@@ -140,10 +136,8 @@ TEST_CASE("run: nodes are groups of the most NICs a job asks for, said in a warn
   CHECK(r.code == 0);
   CHECK(has(r.out, "warning: key 'jobs[0].nics_per_node': job 'a' asks for 1 NIC(s) per node, but nodes are "
                    "groups of 8 HCAs"));
-  r = ibn::test::run_cli("run " + doc(8) + " --engine flow -q -o " + (dir / "o8").string());
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "only 0 of 8 nodes are free (a node is 8 HCAs"));
+  r = ibn::test::refused("run " + doc(8) + " --engine flow -q -o " + (dir / "o8").string(),
+                         "only 0 of 8 nodes are free (a node is 8 HCAs");
   // whatif and sweep print it too, before the points run (it was only in the points' results.json).
   r = ibn::test::run_cli("sweep " + doc(4) + " -j 1 -q --vary 'jobs[0].workload.sizes=1M,2M' -o " +
                          (dir / "sw").string());
@@ -187,10 +181,8 @@ TEST_CASE("run: an imported fabric's hosts with fewer HCAs are left out of the n
   CHECK(r.code == 0);
   CHECK(has(r.out, "143 host(s) own fewer than 2 HCAs (the most NICs per node a job asks for) and are not "
                    "nodes jobs are placed on, e.g. 'stage97' (1 HCA); 1 host(s) are"));
-  r = ibn::test::run_cli("run " + scen(2, 2) + " --engine flow -q -o " + (dir / "o2").string());
-  INFO(r.out);
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "only 1 of 1 node are free"));
+  r = ibn::test::refused("run " + scen(2, 2) + " --engine flow -q -o " + (dir / "o2").string(),
+                         "only 1 of 1 node are free");
   CHECK(has(r.out, "143 host(s) with fewer HCAs are not nodes, e.g. 'stage97' (1 HCA)"));
 }
 
@@ -220,36 +212,30 @@ TEST_CASE(
     "run and whatif: a key set twice in two spellings, inside a whole object, or by a flag is refused") {
   const auto dir = ibn::test::scratch_dir("s24-set-twice");
   const auto s = base(dir);
-  auto r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "a").string() +
-                              " --set 'jobs[0].nodes=4' --set jobs.0.nodes=5");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "key 'jobs[0].nodes' is already set by --set jobs[0].nodes=4"));
-  r = ibn::test::run_cli(
+  auto r = ibn::test::refused("run " + s + " -q -o " + (dir / "a").string() +
+                                  " --set 'jobs[0].nodes=4' --set jobs.0.nodes=5",
+                              "key 'jobs[0].nodes' is already set by --set jobs[0].nodes=4");
+  r = ibn::test::refused(
       "run " + s + " -q -o " + (dir / "b").string() +
-      " --set fabric.params.radix=8 --set 'fabric.params={\"tiers\":2,\"radix\":16,\"hosts\":64}'");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "it sets 'fabric.params' whole, which drops 'fabric.params.radix'"));
+          " --set fabric.params.radix=8 --set 'fabric.params={\"tiers\":2,\"radix\":16,\"hosts\":64}'",
+      "it sets 'fabric.params' whole, which drops 'fabric.params.radix'");
   // The other order refines the object: kept. A spelling the key parser reads as the same key is refused.
   r = ibn::test::run_cli(
       "run " + s + " -q --engine flow -o " + (dir / "b2").string() +
       " --set 'fabric.params={\"tiers\":2,\"radix\":16,\"hosts\":64}' --set fabric.params.radix=32");
   CHECK(r.code == 0);
-  r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "b3").string() +
-                         " --set 'jobs[0].nodes=2' --set 'jobs[00]nodes=3'");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "key 'jobs[0].nodes' is already set"));
+  r = ibn::test::refused("run " + s + " -q -o " + (dir / "b3").string() +
+                             " --set 'jobs[0].nodes=2' --set 'jobs[00]nodes=3'",
+                         "key 'jobs[0].nodes' is already set");
   // An item without '=' gets the set's own error, not a duplicate's.
   r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "b4").string() + " --set engine --engine flow");
   CHECK(r.code == 2);
   CHECK_FALSE(has(r.out, "also set by --engine"));
-  r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "c").string() +
-                         " --engine flow --set engine=packet");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "key 'engine' is also set by --engine"));
-  r = ibn::test::run_cli("whatif " + s + " -q -o " + (dir / "d").string() +
-                         " --engine flow --set engine=packet");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "key 'engine' is also set by --engine"));
+  r = ibn::test::refused("run " + s + " -q -o " + (dir / "c").string() + " --engine flow --set engine=packet",
+                         "key 'engine' is also set by --engine");
+  r = ibn::test::refused("whatif " + s + " -q -o " + (dir / "d").string() +
+                             " --engine flow --set engine=packet",
+                         "key 'engine' is also set by --engine");
   CHECK_FALSE(fs::exists(dir / "d" / "whatif.json"));
 }
 
@@ -294,16 +280,14 @@ TEST_CASE("run: settings that change nothing are warned, conflicting CC paramete
   CHECK(r.code == 0);
   CHECK_FALSE(has(r.out, "no effect"));
   // cc.params and packet.dcqcn both given: cc.params won silently, the manifest showed packet.dcqcn.
-  r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "b").string() +
-                         " --set cc.algorithm=dcqcn --set 'packet.dcqcn={\"profile\":\"paper\"}' --set "
-                         "'cc.params={\"profile\":\"nvidia-default\"}'");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "keys 'cc.params' and 'packet.dcqcn' both set dcqcn's parameters"));
+  r = ibn::test::refused("run " + s + " -q -o " + (dir / "b").string() +
+                             " --set cc.algorithm=dcqcn --set 'packet.dcqcn={\"profile\":\"paper\"}' --set "
+                             "'cc.params={\"profile\":\"nvidia-default\"}'",
+                         "keys 'cc.params' and 'packet.dcqcn' both set dcqcn's parameters");
   // background[].stop_us before start_us: the error named neither the file nor the key.
-  r = ibn::test::run_cli("run " + s + " -q -o " + (dir / "c").string() +
-                         " --set 'background=[{\"start_us\": 100, \"stop_us\": 50}]'");
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "s.json: key 'background[0].stop_us': 50 us is not after start_us (100 us)"));
+  r = ibn::test::refused("run " + s + " -q -o " + (dir / "c").string() +
+                             " --set 'background=[{\"start_us\": 100, \"stop_us\": 50}]'",
+                         "s.json: key 'background[0].stop_us': 50 us is not after start_us (100 us)");
 }
 
 TEST_CASE("run: a fault names an imported switch by NODE:PORT though its name holds '/' and ':'") {
@@ -327,22 +311,19 @@ TEST_CASE("run: a fault names an imported switch by NODE:PORT though its name ho
   auto doc = ibn::test::read_json_file(p.string());
   doc["faults"]["events"][0]["link"] = "MF0;CNTSN-POD229-QM97-IB-02:MQM9700/U1";
   std::ofstream(dir / "s2.json") << doc.dump();
-  r = ibn::test::run_cli("run " + (dir / "s2.json").string() + " --engine flow -q -o " +
-                         (dir / "o2").string());
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "'MF0;CNTSN-POD229-QM97-IB-02:MQM9700/U1' is a node, not a cable: add :PORT"));
+  r = ibn::test::refused("run " + (dir / "s2.json").string() + " --engine flow -q -o " +
+                             (dir / "o2").string(),
+                         "'MF0;CNTSN-POD229-QM97-IB-02:MQM9700/U1' is a node, not a cable: add :PORT");
 }
 
 TEST_CASE("run: --trace to a folder or an empty path is refused before the run") {
   // The folder was found only after the whole simulation, with results already written.
   const auto dir = ibn::test::scratch_dir("s24-trace");
   fs::create_directories(dir / "t");
-  auto r = ibn::test::run_cli("run " + base(dir) + " -q --trace " + (dir / "t").string() + " -o " +
-                              (dir / "o").string());
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "is a folder; give a file name"));
+  auto r = ibn::test::refused("run " + base(dir) + " -q --trace " + (dir / "t").string() + " -o " +
+                                  (dir / "o").string(),
+                              "is a folder; give a file name");
   CHECK_FALSE(fs::exists(dir / "o" / "results.json"));
-  r = ibn::test::run_cli("run " + base(dir) + " -q --trace '' -o " + (dir / "o").string());
-  CHECK(r.code == 2);
-  CHECK(has(r.out, "--trace: empty path"));
+  r = ibn::test::refused("run " + base(dir) + " -q --trace '' -o " + (dir / "o").string(),
+                         "--trace: empty path");
 }
