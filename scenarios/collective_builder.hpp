@@ -263,8 +263,7 @@ class Builder {
   std::optional<TransferId> window_dep(std::uint32_t src, std::uint32_t dst, std::uint32_t channel,
                                        std::uint32_t window) const {
     const auto it = conn_.find((static_cast<std::uint64_t>(src) * n_ + dst) * c_ + channel);
-    if (!window || it == conn_.end() || it->second.size() < window) return std::nullopt;
-    return it->second[it->second.size() - window];
+    return it == conn_.end() ? std::nullopt : window_of(it->second, window);
   }
   /// Appends a transfer of `data_bytes` (the wire bytes of the protocol are written) with `deps` plus the
   /// FIFO window dependency: the transfer `window` positions earlier on the same connection. `stage_shared`
@@ -273,7 +272,7 @@ class Builder {
                   std::int32_t rail, std::uint32_t step, std::uint32_t window, std::vector<TransferId>& deps,
                   Time extra = Time::zero(), bool stage_shared = false, std::uint8_t stage_lane = 0) {
     auto& hist = conn_[(static_cast<std::uint64_t>(src) * n_ + dst) * c_ + channel];
-    if (window && hist.size() >= window) deps.push_back(hist[hist.size() - window]);
+    if (const auto w = window_of(hist, window)) deps.push_back(*w);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     Transfer t;
@@ -293,6 +292,11 @@ class Builder {
   }
 
  private:
+  /// The transfer `window` positions back in a connection's history `hist` (none when shorter, or 0).
+  static std::optional<TransferId> window_of(const std::vector<TransferId>& hist, std::uint32_t window) {
+    if (!window || hist.size() < window) return std::nullopt;
+    return hist[hist.size() - window];
+  }
   const CollectiveSpec& s_;
   Proto proto_, nvl_proto_;
   std::uint32_t n_, g_, nics_, nodes_, c_;
