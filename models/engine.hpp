@@ -86,6 +86,20 @@ class Engine {
   /// Runs until no event is pending.
   virtual void run() = 0;
   virtual EngineReport report() const = 0;
+
+  // Period skips (packet.fast_forward; scenarios/executor_skip.cpp, docs/engine.md "Fast-forward"). A caller
+  // whose traffic runs in a steady repetition marks the engine at one repetition and, one period later, asks
+  // it to skip n more: now() and every later time the engine reports move n periods ahead, its counters grow
+  // by n periods' worth, and its state (queues, packets in flight) carries on as it is; the caller relabels
+  // its own work. An engine that cannot skip answers false to both (the default).
+  /// Remembers the engine's counters at now(); false when this engine or its features cannot skip.
+  virtual bool mark_period() { return false; }
+  /// Skips `n` periods of length now() - (the mark's time); false (nothing changed) without a mark. Uses the
+  /// mark up.
+  virtual bool skip_periods(std::uint64_t n) {
+    (void)n;
+    return false;
+  }
 };
 
 } // namespace ibn::eng

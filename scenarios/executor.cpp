@@ -33,6 +33,8 @@ DagExecutor::DagExecutor(eng::Engine& engine, const TransferDag& dag, const JobL
   for (TransferId t = 0; t < n; ++t)
     for (const auto d : dag.deps_of(t)) succ_[fill[d]++] = t;
   waiting_.resize(n);
+  // Per-transfer noise, paced NICs and traces do not repeat (or would miss the skipped transfers).
+  if (opt_.fast_forward && !opt_.noise && !opt_.node_paced_gbps && !opt_.on_transfer) find_skip_regions();
 }
 
 void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> done) {
@@ -54,6 +56,7 @@ void DagExecutor::start(std::vector<Time> ready, std::function<void(Time end)> d
   remaining_ = dag_.size();
   running_ = true;
   done_ = std::move(done);
+  if (!regions_.empty()) skip_start();
   if (remaining_ == 0) {
     const Time at = std::max(engine_.now(), *std::max_element(ready_.begin(), ready_.end()));
     engine_.call_at(at, [this] {
@@ -111,7 +114,7 @@ void DagExecutor::release(TransferId t) {
   if (at == engine_.now()) {
     post(t);
   } else {
-    engine_.call_at(at, [this, t] { post(t); });
+    engine_.call_at(at, [this, t, base = shift_] { post(current(t, base)); });
   }
 }
 
@@ -135,7 +138,7 @@ void DagExecutor::post(TransferId t) {
     spec.bytes = tr.bytes;
     spec.qp_slot = tr.channel;
     spec.sl = layout_.sl;
-    engine_.send(spec, [this, t](Time) { delivered(t); });
+    engine_.send(spec, [this, t, base = shift_](Time) { delivered(current(t, base)); });
     return;
   }
   // NVLink copy: the source GPU's egress serves copies one after the other.
@@ -143,13 +146,16 @@ void DagExecutor::post(TransferId t) {
   const Time start = std::max(now, nvlink_free_[tr.src]);
   const Time wire = Time::from_s(static_cast<double>(tr.bytes) * 8.0 / (opt_.nvlink_gbps * 1e9));
   nvlink_free_[tr.src] = start + wire;
-  engine_.call_at(start + wire + opt_.nvlink_latency, [this, t] { delivered(t); });
+  engine_.call_at(start + wire + opt_.nvlink_latency,
+                  [this, t, base = shift_] { delivered(current(t, base)); });
 }
 
 void DagExecutor::delivered(TransferId t) {
+  if (skip_on_) t = skip_delivered(t);
   if (opt_.on_transfer) opt_.on_transfer(t, posted_[t], engine_.now());
   if (opt_.delivered) // one writer: a relaxed load and store, no read-modify-write
     opt_.delivered->store(opt_.delivered->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (skip_on_ && succ_begin_[t] < succ_begin_[t + 1]) hi_ = std::max(hi_, succ_[succ_begin_[t + 1] - 1] + 1);
   for (auto i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
     const auto s = succ_[i];
     if (--waiting_[s] == 0) release(s);

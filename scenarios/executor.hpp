@@ -43,6 +43,11 @@ struct ExecOptions {
   std::function<void(TransferId, Time posted, Time delivered)> on_transfer;
   /// Incremented at each delivery (progress, sim/progress.hpp); null = off.
   std::atomic<std::uint64_t>* delivered = nullptr;
+  /// Period skips (packet.fast_forward, docs/engine.md "Fast-forward"): where the DAG repeats step after step
+  /// and the frontier's progress is steady, skip whole periods (scenarios/executor_skip.cpp). The caller
+  /// sets it only when nothing else runs on the engine (one job, no background, no timed faults); the
+  /// executor ignores it with `noise`, `node_paced_gbps` or `on_transfer`.
+  bool fast_forward = false;
 };
 
 class DagExecutor {
@@ -66,6 +71,19 @@ class DagExecutor {
   /// The rail (index into the nodes' HCAs) a network transfer from node `sn` to node `dn` uses.
   std::uint32_t rail_of(const Transfer& tr, std::uint32_t sn, std::uint32_t dn) const;
 
+  // Period skips (scenarios/executor_skip.cpp). Pending work (timers, engine sends) names its transfer as
+  // of when it was scheduled; a skip relabels transfer t as t + S, so a callback resolves its id through
+  // current() with the shift it saw.
+  TransferId current(TransferId t, std::uint64_t base) const {
+    return static_cast<TransferId>(t + (shift_ - base));
+  }
+  void find_skip_regions();
+  void skip_start();
+  /// Records t's delivery; when the frontier has moved steadily long enough, skips and returns t's new id.
+  TransferId skip_delivered(TransferId t);
+  void skip_enter_region();
+  void skip_relabel(std::uint64_t s, Time dt);
+
   eng::Engine& engine_;
   const TransferDag& dag_;
   const JobLayout& layout_;
@@ -86,6 +104,21 @@ class DagExecutor {
   std::size_t remaining_ = 0;
   bool running_ = false;
   std::function<void(Time)> done_;
+
+  // Period skips (fast_forward); see executor_skip.cpp.
+  struct SkipRegion {
+    TransferId a = 0, b = 0; ///< [a, b): transfer t repeats as t + d while t + d < b
+    std::uint32_t d = 0;     ///< transfers per step
+    std::uint32_t reach = 0; ///< largest t - (a dependency of t) within the region
+  };
+  std::vector<SkipRegion> regions_;
+  bool skip_on_ = false;
+  std::uint64_t shift_ = 0; ///< transfers relabelled so far in this execution
+  std::vector<std::uint8_t> done_flag_;
+  TransferId lo_ = 0, hi_ = 0; ///< smallest undelivered; one past the largest touched
+  std::size_t region_ = 0;     ///< the region lo_ is in (regions_.size(): none)
+  TransferId next_edge_ = 0;   ///< where lo_ completes the current window of the region
+  std::vector<Time> edges_;    ///< when lo_ crossed the region's window edges, since the last mark
 };
 
 } // namespace ibn::scen

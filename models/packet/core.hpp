@@ -206,6 +206,22 @@ struct Core {
 
   std::unique_ptr<FaultState> faults; // null until a fault is configured (faults.cpp)
 
+  // ---------------------------------------------------------------- period_skip.cpp
+  /// A port's counters that grow with traffic, as a period skip scales them.
+  struct TxCounters {
+    std::uint64_t packets = 0, bytes = 0, payload = 0;
+    Time busy, stall;
+  };
+  struct PeriodMark {
+    bool valid = false;
+    NetworkStats stats;
+    std::vector<TxCounters> tx; ///< per index in txs (zero for one not made yet)
+  };
+  PeriodMark period_mark;
+  bool period_skips_allowed() const;
+  void mark_period();
+  bool repeat_periods(std::uint64_t n);
+
   // ---------------------------------------------------------------- build.cpp
   Core(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c,
        EventModel em);

@@ -91,6 +91,15 @@ std::size_t PacketNetwork::num_hcas() const {
 const NetworkStats& PacketNetwork::stats() const {
   return impl_->stats;
 }
+bool PacketNetwork::period_skips_allowed() const {
+  return impl_->period_skips_allowed();
+}
+void PacketNetwork::mark_period() {
+  impl_->mark_period();
+}
+bool PacketNetwork::repeat_periods(std::uint64_t n) {
+  return impl_->repeat_periods(n);
+}
 std::uint64_t PacketNetwork::packets_in_flight() const {
   return impl_->pool.in_flight();
 }

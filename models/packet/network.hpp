@@ -228,6 +228,18 @@ class PacketNetwork {
   const std::vector<QpFailure>& qp_failures() const;
   FaultStats fault_stats() const;
 
+  // ---- period skips (PacketConfig::fast_forward; models/packet/period_skip.cpp, docs/engine.md
+  // "Fast-forward")
+  /// Whether this network may skip periods at all: not with bit errors, congestion control, PFC, adaptive
+  /// routing, traces or faults (their random draws, rate timers, bindings and schedules do not repeat).
+  bool period_skips_allowed() const;
+  /// Remembers every counter that grows with traffic (ports' packets, bytes, busy and stall time; packets
+  /// injected, delivered, hops, ACKs).
+  void mark_period();
+  /// Adds `n` times each counter's growth since the mark (the caller skips n repetitions of the interval
+  /// since the mark) and uses the mark up; false (nothing changed) without a mark.
+  bool repeat_periods(std::uint64_t n);
+
  private:
   std::unique_ptr<detail::Core> impl_;
 };

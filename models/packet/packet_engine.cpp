@@ -47,7 +47,7 @@ struct PacketEngine::Impl {
       : fabric(f), sim(seed), net(sim, f, t, c), timer_component(sim.make<Timers>(sim, *this)) {
     net.on_delivered([this](const MessageRecord& rec) {
       ++delivered;
-      callbacks.take(static_cast<std::uint32_t>(rec.spec.user_tag))(rec.delivered);
+      callbacks.take(static_cast<std::uint32_t>(rec.spec.user_tag))(rec.delivered + offset);
     });
   }
 
@@ -58,15 +58,26 @@ struct PacketEngine::Impl {
   SlotTable<std::function<void()>> timers;
   Timers& timer_component;
   std::uint64_t delivered = 0;
+  // Period skips: the engine's clock is the simulation's + offset.
+  Time offset;
+  bool allowed = false; // packet.fast_forward and a network whose features allow skips
+  Time mark_at;         // the simulation's time at the mark (Time::max(): none)
+  std::uint64_t mark_delivered = 0, mark_events = 0;
+  std::uint64_t skips = 0, periods_skipped = 0, events_skipped = 0;
 };
 
 PacketEngine::PacketEngine(const topo::Fabric& fabric, const routing::RoutingTables& tables,
                            const PacketConfig& config, std::uint64_t seed)
-    : impl_(std::make_unique<Impl>(fabric, tables, config, seed)) {}
+    : impl_(std::make_unique<Impl>(fabric, tables, config, seed)) {
+  impl_->allowed = config.fast_forward && impl_->net.period_skips_allowed();
+  impl_->mark_at = Time::max();
+}
 
 PacketEngine::~PacketEngine() = default;
 
-Time PacketEngine::now() const { return impl_->sim.now(); }
+Time PacketEngine::now() const {
+  return impl_->sim.now() + impl_->offset;
+}
 std::size_t PacketEngine::num_hcas() const { return impl_->net.num_hcas(); }
 Simulation& PacketEngine::simulation() { return impl_->sim; }
 PacketNetwork& PacketEngine::network() { return impl_->net; }
@@ -91,7 +102,31 @@ void PacketEngine::send(const eng::TransferSpec& spec, eng::DeliveredFn on_deliv
 
 void PacketEngine::call_at(Time t, std::function<void()> fn) {
   const auto slot = impl_->timers.put(std::move(fn));
-  impl_->sim.schedule_at(t, impl_->timer_component.id(), slot);
+  impl_->sim.schedule_at(t - impl_->offset, impl_->timer_component.id(), slot);
+}
+
+bool PacketEngine::mark_period() {
+  Impl& m = *impl_;
+  if (!m.allowed) return false;
+  m.net.mark_period();
+  m.mark_at = m.sim.now();
+  m.mark_delivered = m.delivered;
+  m.mark_events = m.sim.total_events_executed();
+  return true;
+}
+
+bool PacketEngine::skip_periods(std::uint64_t n) {
+  Impl& m = *impl_;
+  if (m.mark_at == Time::max() || m.sim.now() <= m.mark_at) return false;
+  const Time period = m.sim.now() - m.mark_at;
+  m.mark_at = Time::max();
+  if (!m.net.repeat_periods(n)) return false;
+  m.offset += Time::ps(static_cast<std::int64_t>(n) * period.count_ps());
+  m.delivered += n * (m.delivered - m.mark_delivered);
+  m.events_skipped += n * (m.sim.total_events_executed() - m.mark_events);
+  m.periods_skipped += n;
+  ++m.skips;
+  return true;
 }
 
 void PacketEngine::run() { impl_->sim.run(); }
@@ -128,6 +163,11 @@ eng::EngineReport PacketEngine::report() const {
              {"retransmitted_packets", s.retransmitted_packets}, {"naks", s.naks},
              {"timeouts", s.timeouts},                     {"acks", s.acks},
              {"peak_packets_in_flight", impl_->net.peak_packets_in_flight()}};
+  if (impl_->skips != 0) // only in runs that skipped: other results unchanged
+    r.extra["fast_forward"] = {{"skips", impl_->skips},
+                               {"periods_skipped", impl_->periods_skipped},
+                               {"skipped_us", impl_->offset.to_us()},
+                               {"events_skipped", impl_->events_skipped}};
   const FaultStats fs = impl_->net.fault_stats();
   if (fs.link_downs + fs.link_ups + fs.qp_errors != 0) { // only in faulted runs: other results unchanged
     r.extra["dropped_packets"] = fs.dropped_packets;

@@ -4,6 +4,10 @@
 // back when the data is complete at the receiver; call_at() runs a closure from the event queue.
 //
 // Callbacks run inside Simulation::run(), in (time, sequence) order, so runs are reproducible per seed.
+//
+// Period skips (PacketConfig::fast_forward): the time skipped is an offset between the engine's clock (now(),
+// call_at, delivery times) and the simulation's, which never jumps; the network's state, relative to now,
+// is the same either way (PacketNetwork::repeat_periods checked it).
 #include "models/engine.hpp"
 #include "models/packet/config.hpp"
 #include "models/packet/network.hpp"
@@ -27,6 +31,8 @@ class PacketEngine final : public eng::Engine {
   void call_at(Time t, std::function<void()> fn) override;
   void run() override;
   eng::EngineReport report() const override;
+  bool mark_period() override;
+  bool skip_periods(std::uint64_t n) override;
 
   Simulation& simulation();
   PacketNetwork& network();
