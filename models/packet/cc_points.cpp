@@ -120,7 +120,7 @@ void Core::on_cnp(std::uint32_t q, std::uint8_t sl) {
 void Core::notify_congestion(HcaIndex h, const Packet& p) {
   Qp& qp = qps[p.qp];
   const Time now = sim.now();
-  const std::uint8_t sl = msgs[p.msg].rec.spec.sl;
+  const std::uint8_t sl = p.sl;
   const std::uint8_t vl = vl_of(sl);
   if ((p.flags & kFlagCe) && cc_dcqcn) {
     if (qp.last_cnp == Time::max() || now - qp.last_cnp >= Time::from_us(cfg.dcqcn.cnp_interval_us)) {

@@ -179,6 +179,16 @@ struct Core {
   std::vector<Qp> qps;
   std::unordered_map<std::uint64_t, std::uint32_t> qp_index; // (src, dst, slot)
   std::vector<Msg> msgs;
+  /// Message records are reused once their WRITE/SEND is delivered and acknowledged (PacketNetwork::
+  /// recycle_messages): the free ones, taken last in first out.
+  bool recycle_msgs = false;
+  std::vector<MessageId> free_msgs;
+  void store_msg(const Msg& m) {
+    if (m.rec.id < msgs.size())
+      msgs[m.rec.id] = m;
+    else
+      msgs.push_back(m);
+  }
   NotifyLine* notify = nullptr;
   Poster* poster = nullptr;
   std::function<void(const MessageRecord&)> delivered_cb, acked_cb;

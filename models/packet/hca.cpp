@@ -62,7 +62,11 @@ MessageId Core::post_now(const MessageSpec& s) {
   if (s.verb == Verb::Read && s.bytes == 0) throw InputError("an RDMA READ of 0 bytes is not supported");
   std::uint32_t q = 0;
   Qp& qp = qp_of(s.src, s.dst, s.qp_slot, &q);
-  const auto id = static_cast<MessageId>(msgs.size());
+  auto id = static_cast<MessageId>(msgs.size());
+  if (!free_msgs.empty()) { // a completed WRITE/SEND's record (recycle_msgs)
+    id = free_msgs.back();
+    free_msgs.pop_back();
+  }
   Msg m;
   m.rec.id = id;
   m.rec.spec = s;
@@ -72,10 +76,10 @@ MessageId Core::post_now(const MessageSpec& s) {
   if (qp.failed) { // a QP in the error state completes new work requests in error (flushed)
     m.rec.is_failed = true;
     m.rec.failed = sim.now();
-    msgs.push_back(m);
+    store_msg(m);
     return id;
   }
-  msgs.push_back(m);
+  store_msg(m);
   qp.sendq.push_back(id);
   qp.send_changed();
   activate(s.src, q, false);
@@ -227,6 +231,7 @@ std::uint32_t Core::make_read_response(std::uint32_t q, Tx& tx) {
   Packet& p = pool[pi];
   p.vl = vl_of(s.sl);
   p.kind = Kind::Data;
+  p.sl = s.sl;
   p.qp = q;
   p.msg = mi;
   p.psn = qp.next_psn;
@@ -285,7 +290,7 @@ void Core::send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std
     const bool completed = accept(p);
     if (qp.advance(p.last || completed, cfg.ack_every_packets)) {
       stats.acks++;
-      send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(msgs[p.msg].rec.spec.sl));
+      send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(p.sl));
     }
     return;
   }
@@ -296,10 +301,10 @@ void Core::send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std
     return;
   case Rx::SendNak:
     stats.naks++;
-    send_ctrl(h, qp.src, p.qp, Kind::Nak, qp.epsn, vl_of(msgs[p.msg].rec.spec.sl));
+    send_ctrl(h, qp.src, p.qp, Kind::Nak, qp.epsn, vl_of(p.sl));
     return;
-  case Rx::Duplicate: // a duplicate of something already placed: acknowledge again
-    send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(msgs[p.msg].rec.spec.sl));
+  case Rx::Duplicate: // a duplicate of something already placed (its message may be complete): acknowledge again
+    send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(p.sl));
     stats.acks++;
     return;
   }
@@ -433,12 +438,16 @@ void Core::notify_deliver(const LineItem& it) {
   if (it.b == 0) {
     m.rec.delivered = sim.now();
     m.rec.is_delivered = true;
-    if (delivered_cb) delivered_cb(m.rec);
+    if (delivered_cb) delivered_cb(m.rec); // (may post: `m` is not used after it)
   } else {
     m.rec.acked = sim.now();
     m.rec.is_acked = true;
     if (acked_cb) acked_cb(m.rec);
   }
+  // Recycling: a WRITE/SEND both delivered and acknowledged is referred to by nothing but duplicates still in
+  // flight, which read only their own packet (Packet::sl). READs are kept (late responses count into them).
+  const MessageRecord& r = msgs[it.a].rec;
+  if (recycle_msgs && r.is_delivered && r.is_acked && r.spec.verb != Verb::Read) free_msgs.push_back(it.a);
 }
 
 } // namespace ibn::pkt::detail

@@ -91,6 +91,9 @@ std::size_t PacketNetwork::num_hcas() const {
 const NetworkStats& PacketNetwork::stats() const {
   return impl_->stats;
 }
+void PacketNetwork::recycle_messages(bool on) {
+  impl_->recycle_msgs = on;
+}
 bool PacketNetwork::period_skips_allowed() const {
   return impl_->period_skips_allowed();
 }

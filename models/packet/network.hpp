@@ -182,7 +182,12 @@ class PacketNetwork {
   const std::vector<PortQueueTrace>& queue_traces() const;
 
   const MessageRecord& message(MessageId id) const;
+  /// Message records held: every message posted, or with recycle_messages the most ever in progress at once.
   std::size_t num_messages() const;
+  /// Reuse the record (and id) of a WRITE/SEND once it is delivered and acknowledged, so that memory follows
+  /// the messages in progress, not all messages ever posted (PacketEngine, which reads a record only in its
+  /// delivery callback). message(id) of a completed message may then describe a later one. Off by default.
+  void recycle_messages(bool on);
   std::size_t num_hcas() const;
   const NetworkStats& stats() const;
   /// One entry per directed cable end that can transmit.

@@ -40,6 +40,7 @@ struct alignas(64) Packet {
   bool last = false;
   bool corrupted = false;
   std::uint8_t flags = 0; ///< kFlagCe, kFlagFecn
+  std::uint8_t sl = 0;    ///< data packets: its message's SL (the responder's ACK/NAK/CNP go on its VL)
   Time tail;              ///< when its last byte reached (or will reach) the current node's input
 };
 

@@ -70,6 +70,7 @@ PacketEngine::PacketEngine(const topo::Fabric& fabric, const routing::RoutingTab
                            const PacketConfig& config, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(fabric, tables, config, seed)) {
   impl_->allowed = config.fast_forward && impl_->net.period_skips_allowed();
+  impl_->net.recycle_messages(true); // records are read only in the delivery callback
   impl_->mark_at = Time::max();
 }
 
