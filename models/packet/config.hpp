@@ -92,8 +92,8 @@ struct PacketConfig : common::Framing, common::DeviceKnobs {
   bool trace_rates = false;
   /// Period skips (docs/engine.md "Fast-forward"): a collective whose steps repeat in shape (same transfers,
   /// dependencies shifted by a step) and whose progress is steady (each of 4 windows of 16 steps within 1 %
-  /// of their mean) skips whole periods; the time skipped is the measured period's. Off: exact.
-  bool fast_forward = false;
+  /// of their mean) skips whole periods; the time skipped is the measured period's. false: exact.
+  bool fast_forward = true;
 
   /// Credits (64-byte blocks) a packet of `wire_bytes` needs.
   static std::uint32_t credits_for(std::uint32_t wire_bytes) { return (wire_bytes + 63) / 64; }
