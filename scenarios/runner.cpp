@@ -300,9 +300,10 @@ void ScenarioRunner::build_jobs() {
       return prof->host_latency(bytes) + prof->noise.draw(*noise, bytes);
     };
   }
-  // Period skips (packet.fast_forward) only while one job is all the engine runs.
+  // Period skips (packet.fast_forward) only while one job is all the engine runs (no timer at a set time).
   exec_opts_.fast_forward = w_.packet.fast_forward && engine_kind_ == EngineKind::Packet &&
-                            s_.jobs.size() == 1 && s_.background.empty() && w_.timed_faults.empty();
+                            s_.jobs.size() == 1 && s_.background.empty() && w_.timed_faults.empty() &&
+                            !(s_.max_sim_time_ms > 0);
   jobs_.resize(s_.jobs.size()); // never resized again: executors' callbacks hold JobRun pointers
   decide_ring_fluid();
   for (std::size_t i = 0; i < s_.jobs.size(); ++i) build_job(i);
