@@ -64,6 +64,14 @@ bool Simulation::cancel(const EventHandle& h) {
   return true;
 }
 
+bool Simulation::restore(const EventHandle& h) {
+  if (!h.valid() || h.target >= slots_.size() || popped(h) || cancelled_.erase(h.seq) == 0) return false;
+  Slot& slot = slots_[h.target];
+  foreground_pending_ += slot.foreground;
+  --slot.cancelled;
+  return true;
+}
+
 RunStats Simulation::run(const StopConditions& stop) {
   if (running_) throw std::logic_error("Simulation::run called from inside an event handler");
   running_ = true;

@@ -135,6 +135,10 @@ class Simulation {
   /// Cancels a pending event. Returns true if it was pending; false for an event that already ran,
   /// was already cancelled, or an invalid handle. Never affects any other event.
   bool cancel(const EventHandle& h);
+  /// Takes back the cancellation of an event still in the queue (it runs at its time after all); false
+  /// when it was not cancelled or has left the queue. Lets a timer that is cancelled and soon wanted again
+  /// reuse its entry instead of leaving one cancelled entry per cancellation until its time comes.
+  bool restore(const EventHandle& h);
   /// True if the event is still in the queue and not cancelled.
   bool is_pending(const EventHandle& h) const;
   /// Queue entries, including cancelled events not yet discarded.

@@ -81,17 +81,29 @@ struct Core {
     }
     void request(Time t) {
       if (pending.valid() && pending.time <= t && sim().is_pending(pending)) return;
+      // The wake-up cancelled last, still queued and due no later: take it back (an ACK timer is cancelled
+      // whenever an HCA's last QP is acknowledged and wanted again at its next packet; a new entry each
+      // time would leave one cancelled entry per cancellation queued until its time, seconds ahead).
+      if (!pending.valid() && parked.valid() && parked.time <= t && sim().restore(parked)) {
+        pending = parked;
+        parked = EventHandle{};
+        return;
+      }
       if (pending.valid()) sim().cancel(pending);
       pending = schedule_at(std::max(t, now()));
     }
     /// Drops the pending wake-up, if any.
     void cancel() {
-      if (pending.valid() && sim().is_pending(pending)) sim().cancel(pending);
+      if (pending.valid() && sim().is_pending(pending)) {
+        sim().cancel(pending);
+        parked = pending;
+      }
       pending = EventHandle{};
     }
     Core& core;
     HcaIndex h;
     EventHandle pending;
+    EventHandle parked; ///< the wake-up cancel() dropped, which request() may take back
   };
 
   /// Deferred posts (post_at): a min-heap with one pending event.
