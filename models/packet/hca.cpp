@@ -303,7 +303,7 @@ void Core::send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std
     stats.naks++;
     send_ctrl(h, qp.src, p.qp, Kind::Nak, qp.epsn, vl_of(p.sl));
     return;
-  case Rx::Duplicate: // a duplicate of something already placed (its message may be complete): acknowledge again
+  case Rx::Duplicate: // a duplicate of something placed (its message may be complete): acknowledge again
     send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(p.sl));
     stats.acks++;
     return;

@@ -104,7 +104,8 @@ TEST_CASE("recycled message records: memory follows the messages in progress, an
     std::uint64_t delivered = 0;
     r.net->on_delivered([&](const MessageRecord& rec) {
       ++delivered;
-      if (--left[rec.spec.src] > 0) r.net->post({.src = rec.spec.src, .dst = rec.spec.dst, .bytes = 64 << 10});
+      if (--left[rec.spec.src] > 0)
+        r.net->post({.src = rec.spec.src, .dst = rec.spec.dst, .bytes = 64 << 10});
     });
     for (HcaIndex h = 0; h < 8; ++h) {
       left[h] = 40;
@@ -122,7 +123,7 @@ TEST_CASE("recycled message records: memory follows the messages in progress, an
   CHECK(kept.delivered == 320);
   CHECK(reused.delivered == 320);
   CHECK(kept.records == 320);
-  CHECK(reused.records <= 16); // at most two per sender in progress (the next is posted before the ACK)
+  CHECK(reused.records <= 16);   // at most two per sender in progress (the next is posted before the ACK)
   CHECK(kept.retransmitted > 0); // the duplicates were there to meet recycled records
   CHECK(reused.retransmitted == kept.retransmitted);
   CHECK(reused.hops == kept.hops);

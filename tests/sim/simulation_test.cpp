@@ -90,14 +90,15 @@ TEST_CASE("Simulation: cancellation is lazy and safe") {
     const EventHandle h = a.schedule_at(Time::ns(2), 5);
     const EventHandle late = a.schedule_at(Time::ns(4), 6);
     a.schedule_at(Time::ns(5), 7); // (keeps the run going past `late`, which is then discarded)
-    CHECK_FALSE(sim.restore(h)); // not cancelled
+    CHECK_FALSE(sim.restore(h));   // not cancelled
     CHECK(sim.cancel(h));
     CHECK(sim.restore(h));
     CHECK(sim.is_pending(h));
     CHECK_FALSE(sim.restore(h)); // restored once: no longer cancelled
     CHECK(sim.cancel(late));
     const auto r = sim.run();
-    CHECK(log == std::vector<Record>{{2000, a.id(), 5}, {5000, a.id(), 7}}); // the restored one ran at its time
+    CHECK(log ==
+          std::vector<Record>{{2000, a.id(), 5}, {5000, a.id(), 7}}); // the restored one ran at its time
     CHECK(r.events_cancelled == 1);
     CHECK_FALSE(sim.restore(late)); // discarded from the queue: gone
     CHECK_FALSE(sim.restore(EventHandle{}));
