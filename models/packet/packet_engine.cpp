@@ -61,7 +61,7 @@ struct PacketEngine::Impl {
   // Period skips: the engine's clock is the simulation's + offset.
   Time offset;
   bool allowed = false; // packet.fast_forward and a network whose features allow skips
-  Time mark_at;         // the simulation's time at the mark (Time::max(): none)
+  Time mark_at = Time::max(); // the simulation's time at the mark (Time::max(): none)
   std::uint64_t mark_delivered = 0, mark_events = 0;
   std::uint64_t skips = 0, periods_skipped = 0, events_skipped = 0;
 };
@@ -71,7 +71,6 @@ PacketEngine::PacketEngine(const topo::Fabric& fabric, const routing::RoutingTab
     : impl_(std::make_unique<Impl>(fabric, tables, config, seed)) {
   impl_->allowed = config.fast_forward && impl_->net.period_skips_allowed();
   impl_->net.recycle_messages(true); // records are read only in the delivery callback
-  impl_->mark_at = Time::max();
 }
 
 PacketEngine::~PacketEngine() = default;

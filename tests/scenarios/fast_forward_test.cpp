@@ -8,62 +8,10 @@
 
 #include <doctest/doctest.h>
 
-#include <map>
-
 using namespace ibn;
 using namespace ibn::scen;
 
 namespace {
-
-/// Delivers at post + base + bytes x 8 / rate like FakeEngine, and skips periods: its clock is the event
-/// loop's plus an offset that skip_periods() advances by n x (now - mark).
-class SkippingEngine : public eng::Engine {
- public:
-  SkippingEngine(std::size_t hcas, std::uint64_t rate_bps, Time base, bool can_skip)
-      : hcas_(hcas), rate_bps_(rate_bps), base_(base), can_skip_(can_skip) {}
-  std::string name() const override { return "skipping fake"; }
-  Time now() const override { return loop_ + offset_; }
-  std::size_t num_hcas() const override { return hcas_; }
-  void send(const eng::TransferSpec& t, eng::DeliveredFn done) override {
-    ++sends;
-    const Time at = loop_ + base_ + serialization_time(t.bytes, rate_bps_);
-    events_.emplace(std::make_pair(at, seq_++), [this, done] { done(now()); });
-  }
-  void call_at(Time t, std::function<void()> fn) override {
-    REQUIRE(t >= now());
-    events_.emplace(std::make_pair(t - offset_, seq_++), std::move(fn));
-  }
-  void run() override {
-    while (!events_.empty()) {
-      auto it = events_.begin();
-      loop_ = it->first.first;
-      auto fn = std::move(it->second);
-      events_.erase(it);
-      fn();
-    }
-  }
-  eng::EngineReport report() const override { return {}; }
-  bool mark_period() override {
-    mark_ = loop_;
-    return can_skip_;
-  }
-  bool skip_periods(std::uint64_t n) override {
-    if (!can_skip_) return false;
-    offset_ += Time::ps(static_cast<std::int64_t>(n) * (loop_ - mark_).count_ps());
-    periods += n;
-    return true;
-  }
-
-  std::uint64_t sends = 0, periods = 0;
-
- private:
-  std::size_t hcas_;
-  std::uint64_t rate_bps_;
-  Time base_, loop_, offset_, mark_;
-  bool can_skip_;
-  std::uint64_t seq_ = 0;
-  std::map<std::pair<Time, std::uint64_t>, std::function<void()>> events_;
-};
 
 /// A ring Simple AllReduce of `bytes` over `ranks` nodes of one GPU, one channel, NCCL's costs off.
 TransferDag ring(std::uint32_t ranks, std::uint64_t bytes) {
@@ -85,7 +33,8 @@ struct Outcome {
 };
 
 Outcome run(const TransferDag& d, bool fast_forward, bool can_skip) {
-  SkippingEngine engine(d.ranks(), 400'000'000'000ULL, Time::ns(1500), can_skip);
+  test::FakeEngine engine(d.ranks(), 400'000'000'000ULL, Time::ns(1500));
+  if (can_skip) engine.allow_skips();
   JobLayout layout;
   for (eng::HcaIndex h = 0; h < d.ranks(); ++h) layout.nodes.push_back({h});
   std::atomic<std::uint64_t> delivered{0};
@@ -97,7 +46,7 @@ Outcome run(const TransferDag& d, bool fast_forward, bool can_skip) {
   // Two executions in a row: the second starts from the first's end (relabelling is per execution).
   ex.start({}, [&](Time) { ex.start({}, [&](Time t) { o.end = t; }); });
   engine.run();
-  o.sends = engine.sends;
+  o.sends = engine.sent.size();
   o.periods = engine.periods;
   o.delivered = delivered.load();
   return o;
