@@ -3,8 +3,9 @@
 // bench/ns3_reference.cpp rebuilds in ns-3; see testing/packet_scenario.hpp for the scenario).
 //
 // Usage: packet_bench [--pattern perm|ring|both] [--bytes B[K|M|G]] [--seed S] [--hosts N]
-//                     [--ar off|per-packet|bounded] [--reps R] [--buffer-kib K]
-// Default: both patterns, 4 MiB per flow, seed 1, 128 hosts, AR off, 1 repetition, 128 KiB input buffers.
+//                     [--ar off|per-packet|bounded] [--reps R] [--buffer-kib K] [--fast-forward on|off]
+// Default: both patterns, 4 MiB per flow, seed 1, 128 hosts, AR off, 1 repetition, 128 KiB input buffers,
+// fast-forward as PacketConfig's default (on: fluid skips where the network allows them; off: exact).
 // --buffer-kib raises the switch and HCA input buffers (per VL) so that many more packets are in flight: the
 // RSS growth per packet is then measured well above the kernel's RSS accounting granularity (Linux syncs
 // its per-thread RSS counters every 64 page faults, about 256 KiB).
@@ -96,6 +97,9 @@ struct Options {
   /// Congestion-control settings to run, each a PacketConfig "cc" value (none, dcqcn, ibcc), optionally with
   /// "+pfc" (flow_control pfc); several run interleaved in one process and are compared with the first.
   std::vector<std::string> ccs{"none"};
+  /// Fluid skips (PacketNetwork::enable_fluid_skips) where the network allows them, as PacketConfig's
+  /// fast_forward default; --fast-forward off: exact.
+  bool fast_forward = pkt::PacketConfig{}.fast_forward;
 };
 
 struct Result {
@@ -105,6 +109,7 @@ struct Result {
   double sim_s = 0;     // last byte delivered (max MessageRecord::delivered)
   double sim_end_s = 0; // clock after run() (last event: the last completion)
   std::uint64_t events = 0;
+  pkt::FluidSkipStats skipped; // fluid skips (none in exact mode)
   std::uint64_t hops = 0;
   std::uint64_t packets = 0;
   std::uint64_t payload = 0;
@@ -177,6 +182,15 @@ Result run_once(const Options& o, const std::string& pattern, const topo::Fabric
   }
   if (o.buffer_bytes != 0) cfg.switch_buffer_bytes = cfg.hca_buffer_bytes = o.buffer_bytes;
   pkt::PacketNetwork net(sim, fabric, tables, cfg);
+  if (o.fast_forward) net.enable_fluid_skips(nullptr, nullptr); // nothing but the network runs: no timers
+  // The time skipped so far is added to each record as it completes (the clock itself never jumps).
+  Time last;
+  bool all_done = true;
+  std::vector<bool> acked(static_cast<std::size_t>(o.hosts), false);
+  net.on_delivered([&](const pkt::MessageRecord& m) {
+    last = std::max(last, m.delivered + net.fluid_skip_stats().skipped);
+  });
+  net.on_acked([&](const pkt::MessageRecord& m) { acked.at(m.id) = m.is_delivered; });
   for (int s = 0; s < o.hosts; ++s)
     net.post({.src = static_cast<pkt::HcaIndex>(s),
               .dst = static_cast<pkt::HcaIndex>(dst[static_cast<std::size_t>(s)]),
@@ -191,7 +205,8 @@ Result run_once(const Options& o, const std::string& pattern, const topo::Fabric
   r.cpu_s = thread_cpu_seconds() - c0;
   r.rss_peak = proc_status_bytes("VmHWM");
   r.events = rr.events_executed;
-  r.sim_end_s = rr.now.to_s();
+  r.skipped = net.fluid_skip_stats();
+  r.sim_end_s = (rr.now + r.skipped.skipped).to_s();
   const auto& st = net.stats();
   r.hops = st.packet_hops;
   r.packets = st.packets_injected;
@@ -200,13 +215,8 @@ Result run_once(const Options& o, const std::string& pattern, const topo::Fabric
   r.marks = st.ecn_marks + st.fecn_marks;
   r.cnps = st.cnps_received;
   r.pauses = st.pause_frames;
-  r.all_done = true;
-  Time last;
-  for (std::size_t i = 0; i < net.num_messages(); ++i) {
-    const auto& m = net.message(static_cast<pkt::MessageId>(i));
-    r.all_done = r.all_done && m.is_delivered && m.is_acked;
-    last = std::max(last, m.delivered);
-  }
+  for (const bool a : acked) all_done = all_done && a;
+  r.all_done = all_done && net.num_messages() == acked.size();
   r.sim_s = last.to_s();
   return r;
 }
@@ -223,6 +233,11 @@ void print(const Options& o, const Result& r) {
   std::printf("  payload delivered            %.1f MiB (%s)\n", static_cast<double>(r.payload) / mib,
               r.all_done ? "every message delivered and acked" : "INCOMPLETE");
   std::printf("  events executed              %llu\n", static_cast<unsigned long long>(r.events));
+  std::printf(
+      "  fast-forward                 %s: %llu fluid skips, %.3f us, %llu packets, ~%llu events skipped\n",
+      o.fast_forward ? "on" : "off (exact)", static_cast<unsigned long long>(r.skipped.skips),
+      r.skipped.skipped.to_us(), static_cast<unsigned long long>(r.skipped.packets_skipped),
+      static_cast<unsigned long long>(r.skipped.events_skipped));
   std::printf("  packets injected             %llu\n", static_cast<unsigned long long>(r.packets));
   std::printf("  packet-hops                  %llu (%.2f events per hop)\n",
               static_cast<unsigned long long>(r.hops),
@@ -249,7 +264,8 @@ void print(const Options& o, const Result& r) {
       "RESULT engine=ibnetsim cc=%s pattern=%s hosts=%d bytes=%llu ar=%s sim_us=%.3f events=%llu hops=%llu "
       "packets=%llu payload=%llu wall_s=%.6f cpu_s=%.6f events_per_s=%.0f hops_per_s=%.0f "
       "bytes_per_wall_s=%.0f bytes_per_cpu_s=%.0f peak_rss=%llu rss_growth=%llu peak_pkts=%llu "
-      "bytes_per_pkt=%.0f state_bytes_per_pkt=%zu buffer_kib=%u complete=%d\n",
+      "bytes_per_pkt=%.0f state_bytes_per_pkt=%zu buffer_kib=%u complete=%d ff=%d fluid_skips=%llu "
+      "events_skipped=%llu\n",
       r.cc.c_str(), r.pattern.c_str(), o.hosts, static_cast<unsigned long long>(o.bytes),
       pkt::to_string(o.ar).c_str(), r.sim_s * 1e6, static_cast<unsigned long long>(r.events),
       static_cast<unsigned long long>(r.hops), static_cast<unsigned long long>(r.packets),
@@ -259,7 +275,9 @@ void print(const Options& o, const Result& r) {
       static_cast<unsigned long long>(growth), static_cast<unsigned long long>(r.peak_pkts),
       r.peak_pkts ? static_cast<double>(growth) / static_cast<double>(r.peak_pkts) : 0.0,
       pkt::PacketNetwork::packet_state_bytes(),
-      (o.buffer_bytes ? o.buffer_bytes : pkt::PacketConfig{}.switch_buffer_bytes) / 1024, r.all_done ? 1 : 0);
+      (o.buffer_bytes ? o.buffer_bytes : pkt::PacketConfig{}.switch_buffer_bytes) / 1024, r.all_done ? 1 : 0,
+      o.fast_forward ? 1 : 0, static_cast<unsigned long long>(r.skipped.skips),
+      static_cast<unsigned long long>(r.skipped.events_skipped));
   std::fflush(stdout);
 }
 
@@ -267,7 +285,8 @@ int usage(const char* argv0) {
   std::fprintf(
       stderr,
       "usage: %s [--pattern perm|ring|both] [--bytes B[K|M|G]] [--seed S] [--hosts N] "
-      "[--ar off|per-packet|bounded] [--reps R] [--buffer-kib K] [--cc none,dcqcn,ibcc,dcqcn+pfc,...]\n",
+      "[--ar off|per-packet|bounded] [--reps R] [--buffer-kib K] [--cc none,dcqcn,ibcc,dcqcn+pfc,...] "
+      "[--fast-forward on|off]\n",
       argv0);
   return 2;
 }
@@ -306,6 +325,10 @@ int main(int argc, char** argv) {
           o.ccs.push_back(list.substr(pos, c - pos));
           pos = c + 1;
         }
+      } else if (a == "--fast-forward" && has) {
+        const std::string v = argv[++i];
+        if (v != "on" && v != "off") return usage(argv[0]);
+        o.fast_forward = v == "on";
       } else if (a == "--reps" && has) {
         o.reps = std::max(1, std::stoi(argv[++i]));
       } else {

@@ -2,7 +2,8 @@
 # Runs ibnetsim's packet engine (bench/packet_bench) and the ns-3 reference (bench/ns3_reference) on the same
 # scenario — 2-tier fat-tree, 128 hosts, 4:1, 400 Gb/s, permutation and ring, B bytes per flow — and prints
 # one table: simulated time, events, packet-hops, wall and CPU time, events/s, packet-hops/s, simulated payload
-# bytes per wall (and CPU) second, peak RSS, and the ratio ours / ns-3.
+# bytes per wall (and CPU) second, peak RSS, and the ratio ours / ns-3. Ours runs twice: exact (fluid skips
+# off) and with fast-forward (fluid skips, docs/engine.md "Fast-forward"), each compared with ns-3.
 #
 # Usage: bench/run_packet_vs_ns3.sh [--build-dir DIR] [--bytes B] [--seed S] [--rounds N] [--patterns "perm ring"]
 #   --build-dir  CMake build directory holding bench/packet_bench (default: build-bench, else build)
@@ -70,10 +71,12 @@ faster() { # keeps the RESULT line with the smaller wall time
 }
 for p in $patterns; do
   o=""
+  f=""
   n=""
   rss=0
   for ((r = 0; r < rounds; r++)); do
-    o=$(faster "$o" "$("$ours" --pattern "$p" --bytes "$bytes" --seed "$seed" --reps 3 | grep '^RESULT')")
+    o=$(faster "$o" "$("$ours" --pattern "$p" --bytes "$bytes" --seed "$seed" --reps 3 --fast-forward off | grep '^RESULT')")
+    f=$(faster "$f" "$("$ours" --pattern "$p" --bytes "$bytes" --seed "$seed" --reps 3 --fast-forward on | grep '^RESULT')")
     if [ "$have_ns3" = 1 ]; then
       tfile=$(mktemp)
       if [ -n "$gnu_time" ]; then
@@ -88,23 +91,28 @@ for p in $patterns; do
       n=$(faster "$n" "$line")
     fi
   done
-  printf "%-5s %-9s %12s %10s %10s %8.4f %8.4f %9s %9s %12s %12s %9s\n" "$p" ibnetsim "$(get "$o" sim_us)" \
-    "$(get "$o" events)" "$(get "$o" hops)" "$(get "$o" wall_s)" "$(get "$o" cpu_s)" "$(mega "$(get "$o" events_per_s)")" \
-    "$(mega "$(get "$o" hops_per_s)")" "$(mb "$(get "$o" bytes_per_wall_s)")" "$(mb "$(get "$o" bytes_per_cpu_s)")" \
-    "$(mib "$(get "$o" peak_rss)")"
+  ours_row() { # label RESULT-line
+    printf "%-5s %-9s %12s %10s %10s %8.4f %8.4f %9s %9s %12s %12s %9s\n" "$p" "$1" "$(get "$2" sim_us)" \
+      "$(get "$2" events)" "$(get "$2" hops)" "$(get "$2" wall_s)" "$(get "$2" cpu_s)" "$(mega "$(get "$2" events_per_s)")" \
+      "$(mega "$(get "$2" hops_per_s)")" "$(mb "$(get "$2" bytes_per_wall_s)")" "$(mb "$(get "$2" bytes_per_cpu_s)")" \
+      "$(mib "$(get "$2" peak_rss)")"
+  }
+  ours_row ours-exact "$o"
+  ours_row ours-ff "$f"
+  summary+=("$p: fast-forward: $(get "$f" fluid_skips) fluid skips, events $(get "$o" events) -> $(get "$f" events) ($(ratio "$(get "$o" events)" "$(get "$f" events)")x fewer), simulated time $(get "$o" sim_us) -> $(get "$f" sim_us) us, CPU $(ratio "$(get "$o" cpu_s)" "$(get "$f" cpu_s)")x less")
   if [ "$have_ns3" = 1 ]; then
     printf "%-5s %-9s %12s %10s %10s %8.3f %8.3f %9s %9s %12s %12s %9s\n" "$p" ns-3 "$(get "$n" sim_us)" \
       "$(get "$n" events)" "$(get "$n" hops)" "$(get "$n" wall_s)" "$(get "$n" cpu_s)" \
       "$(mega "$(get "$n" events_per_s)")" "$(mega "$(get "$n" hops_per_s)")" "$(mb "$(get "$n" bytes_per_wall_s)")" \
       "$(mb "$(get "$n" bytes_per_cpu_s)")" "$(mib "$rss")"
     [ "$(get "$n" drops)" = 0 ] || echo "      (ns-3 dropped $(get "$n" drops) packets)"
-    summary+=("$p: simulated bytes per wall second ours/ns-3 = $(ratio "$(get "$o" bytes_per_wall_s)" "$(get "$n" bytes_per_wall_s)")x (per CPU second $(ratio "$(get "$o" bytes_per_cpu_s)" "$(get "$n" bytes_per_cpu_s)")x); events/s $(ratio "$(get "$o" events_per_s)" "$(get "$n" events_per_s)")x; packet-hops/s $(ratio "$(get "$o" hops_per_s)" "$(get "$n" hops_per_s)")x")
+    summary+=("$p: simulated bytes per wall second ours/ns-3 = exact $(ratio "$(get "$o" bytes_per_wall_s)" "$(get "$n" bytes_per_wall_s)")x, fast-forward $(ratio "$(get "$f" bytes_per_wall_s)" "$(get "$n" bytes_per_wall_s)")x (per CPU second $(ratio "$(get "$o" bytes_per_cpu_s)" "$(get "$n" bytes_per_cpu_s)")x, $(ratio "$(get "$f" bytes_per_cpu_s)" "$(get "$n" bytes_per_cpu_s)")x); events/s (exact) $(ratio "$(get "$o" events_per_s)" "$(get "$n" events_per_s)")x; packet-hops/s (exact) $(ratio "$(get "$o" hops_per_s)" "$(get "$n" hops_per_s)")x")
   fi
   summary+=("$p: ours peak packets in flight $(get "$o" peak_pkts); RSS growth / peak packets = $(get "$o" bytes_per_pkt) B (mostly fixed costs at this count, see the probe below)")
 done
 # Memory per packet in flight, measured where it is above the kernel's RSS accounting granularity (~256 KiB):
 # the permutation with 8 MiB input buffers keeps about 20x more packets in flight.
-m=$("$ours" --pattern perm --bytes "$bytes" --seed "$seed" --buffer-kib 8192 | grep '^RESULT')
+m=$("$ours" --pattern perm --bytes "$bytes" --seed "$seed" --buffer-kib 8192 --fast-forward off | grep '^RESULT')
 summary+=("memory probe (perm, 8 MiB input buffers): peak $(get "$m" peak_pkts) packets in flight, RSS growth $(mib "$(get "$m" rss_growth)") MiB = $(get "$m" bytes_per_pkt) B per packet in flight ($(get "$m" state_bytes_per_pkt) B by construction)")
 echo
 printf '%s\n' "${summary[@]}"

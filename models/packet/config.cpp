@@ -199,8 +199,9 @@ std::vector<PacketKnob> make_knobs() {
       {"trace_rates", KnobKind::Bool, "", 0, 0, "Rate traces: record every change of a QP's CC rate.", {},
        [](const C& c) -> J { return c.trace_rates; },
        [](C& c, const J& v, const std::string&) { c.trace_rates = v.get<bool>(); }},
-      bool_knob<&C::fast_forward>("fast_forward", "Period skips: a collective whose steps repeat in shape and run "
-                                                  "steadily skips whole periods (docs/engine.md \"Fast-forward\")."),
+      bool_knob<&C::fast_forward>("fast_forward", "Skips: a collective whose steps repeat in shape and run "
+                                                  "steadily skips whole periods, steady flows the middle of long "
+                                                  "messages (docs/engine.md \"Fast-forward\"); false: exact."),
   };
 }
 

@@ -90,9 +90,11 @@ struct PacketConfig : common::Framing, common::DeviceKnobs {
   double trace_interval_ns = 0;
   /// Rate traces: every change of a QP's congestion-control rate is recorded (off by default).
   bool trace_rates = false;
-  /// Period skips (docs/engine.md "Fast-forward"): a collective whose steps repeat in shape (same transfers,
+  /// Skips (docs/engine.md "Fast-forward"): a collective whose steps repeat in shape (same transfers,
   /// dependencies shifted by a step) and whose progress is steady (each of 4 windows of 16 steps within 1 %
-  /// of their mean) skips whole periods; the time skipped is the measured period's. false: exact.
+  /// of their mean) skips whole periods, the time skipped being the measured period's; and while every
+  /// active QP sends the middle of a long message at a steady rate, PacketEngine's network moves each stream
+  /// ahead by rate x time (fluid skips, models/packet/fluid_skip.cpp). false: exact.
   bool fast_forward = true;
 
   /// Credits (64-byte blocks) a packet of `wire_bytes` needs.

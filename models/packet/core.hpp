@@ -243,6 +243,62 @@ struct Core {
   bool period_skips_allowed() const;
   void mark_period();
   bool repeat_periods(std::uint64_t n);
+  /// Counters as they are now (what mark_period keeps).
+  void snapshot(NetworkStats& s, std::vector<TxCounters>& tx) const;
+  /// Adds `f` times each counter's growth since (`s`, `tx`), rounded.
+  void extrapolate(const NetworkStats& s, const std::vector<TxCounters>& tx, double f);
+
+  // ---------------------------------------------------------------- fluid_skip.cpp
+  /// Steady-state skips inside long messages (PacketNetwork::enable_fluid_skips; docs/engine.md
+  /// "Fast-forward"). Samples of every active requester QP's in-order PSN and the time it last advanced,
+  /// one per window; five samples with every window's rate within a tolerance of the span's rate, packets in
+  /// flight per QP steady and no QP starting or stopping in between let fluid_skip() move every QP's stream
+  /// ahead by rate x time.
+  struct FluidSkipper final : Component {
+    explicit FluidSkipper(Core& core) : Component(core.sim, "fluid skipper"), core(core) {}
+    void on_event(EventTag) override { core.fluid_skip(); }
+    void request(Time t) { schedule_at(t); }
+    Core& core;
+  };
+  static constexpr int kFluidSamples = 5;
+  struct Fluid {
+    FluidSkipper* skipper = nullptr;   ///< null: skips off
+    std::function<Time()> horizon;     ///< the owner's earliest pending timer (simulation time), or max
+    std::function<void(Time)> skipped; ///< the owner moves its pending timers this much earlier
+    Time window = Time::us(1);
+    Time next_probe;
+    std::uint64_t changes_mark = 0; ///< qp_set_changes when the samples began
+    int samples = 0;
+    bool scheduled = false;
+    std::vector<std::uint32_t> qps;                                  ///< active requester QPs sampled
+    std::vector<std::array<std::uint32_t, kFluidSamples>> epsn;      ///< per QP in `qps`
+    std::vector<std::array<Time, kFluidSamples>> last_rx;            ///< per QP in `qps`
+    std::vector<std::array<std::uint32_t, kFluidSamples>> in_flight; ///< per QP: sent, not yet in order
+    std::array<Time, kFluidSamples> at{};
+    NetworkStats stats0;         ///< counters at the first sample
+    std::vector<TxCounters> tx0; ///< per index in txs
+    std::uint64_t events0 = 0;
+    // Totals reported (FluidSkipStats).
+    Time offset;
+    std::uint64_t skips = 0, packets_skipped = 0, events_skipped = 0;
+  };
+  Fluid fluid;
+  bool fluid_on = false;
+  /// A requester QP became active or idle (the sampled set changed).
+  std::uint64_t qp_set_changes = 0;
+  /// What a fluid skip would do now: per QP (index in fluid.qps) the packets it may move; the QP that limits
+  /// the skip (ref), its packets (k_ref) and the time (dt). Read-only.
+  struct FluidPlan {
+    std::vector<std::uint32_t> slot; ///< QP -> index in fluid.qps (kNil: not sampled)
+    std::vector<std::uint32_t> room;
+    std::size_t ref = 0;
+    std::int64_t k_ref = 0;
+    Time dt;
+  };
+  void fluid_probe();
+  bool fluid_plan(FluidPlan& plan) const;
+  double fluid_rate(std::size_t i) const; ///< sampled QP i's packets per ps over the span
+  void fluid_skip();
 
   // ---------------------------------------------------------------- build.cpp
   Core(Simulation& s, const topo::Fabric& f, const routing::RoutingTables& t, const PacketConfig& c,

@@ -46,6 +46,7 @@ void Core::activate(HcaIndex h, std::uint32_t q, bool responder) {
   bool& flag = responder ? qp.resp_active : qp.req_active;
   if (!flag) {
     flag = true;
+    ++qp_set_changes;
     hcas[h].active.push_back(q << 1 | (responder ? 1u : 0u));
   }
 }
@@ -130,6 +131,7 @@ std::uint32_t Core::select_hca(Tx& tx) {
     }
     if (done) {
       (responder ? qp.resp_active : qp.req_active) = false;
+      ++qp_set_changes;
       hca.active.erase(hca.active.begin() + static_cast<std::ptrdiff_t>(hca.rr));
       --n;
       continue;
@@ -292,6 +294,9 @@ void Core::send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std
       stats.acks++;
       send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(p.sl));
     }
+    qp.last_rx = sim.now();
+    if (fluid_on && sim.now() >= fluid.next_probe) [[unlikely]]
+      fluid_probe();
     return;
   }
   case Rx::Placed:

@@ -103,6 +103,19 @@ void PacketNetwork::mark_period() {
 bool PacketNetwork::repeat_periods(std::uint64_t n) {
   return impl_->repeat_periods(n);
 }
+void PacketNetwork::enable_fluid_skips(std::function<Time()> horizon, std::function<void(Time)> skipped) {
+  auto& c = *impl_;
+  if (c.fluid_on || !c.period_skips_allowed()) return;
+  c.fluid.skipper = &c.sim.make<detail::Core::FluidSkipper>(c);
+  c.fluid.horizon = std::move(horizon);
+  c.fluid.skipped = std::move(skipped);
+  c.fluid.next_probe = c.sim.now();
+  c.fluid_on = true;
+}
+FluidSkipStats PacketNetwork::fluid_skip_stats() const {
+  const auto& f = impl_->fluid;
+  return {f.skips, f.offset, f.packets_skipped, f.events_skipped};
+}
 std::uint64_t PacketNetwork::packets_in_flight() const {
   return impl_->pool.in_flight();
 }

@@ -132,6 +132,14 @@ struct NetworkStats {
   std::uint64_t pfc_drops = 0;       ///< packets dropped at a full PFC input buffer (headroom exceeded)
 };
 
+/// Fluid skips so far (PacketNetwork::enable_fluid_skips).
+struct FluidSkipStats {
+  std::uint64_t skips = 0;
+  Time skipped;                      ///< simulated time skipped in all
+  std::uint64_t packets_skipped = 0; ///< data packets moved ahead without being simulated
+  std::uint64_t events_skipped = 0;  ///< events the skipped time would have taken, at the measured rate
+};
+
 /// How PacketNetwork maps the model onto events; Fast is the default. They give the same results except where
 /// events fall on the same picosecond: such ties run in scheduling order, which differs between the two
 /// (tests/models/event_model_test.cpp; docs/engine.md, "Event model").
@@ -244,6 +252,16 @@ class PacketNetwork {
   /// Adds `n` times each counter's growth since the mark (the caller skips n repetitions of the interval
   /// since the mark) and uses the mark up; false (nothing changed) without a mark.
   bool repeat_periods(std::uint64_t n);
+  // ---- fluid skips (models/packet/fluid_skip.cpp, docs/engine.md "Fast-forward")
+  /// Turns fluid skips on: while every active QP sends the middle of a long message at a steady rate, each
+  /// QP's stream moves ahead by rate x time in one step. The clock is not moved: the owner adds
+  /// fluid_skip_stats().skipped to the simulation's time wherever it reports one (message records included).
+  /// `horizon` answers the simulation time of the owner's earliest pending event that must run at its own
+  /// time (Time::max(): none); no skip goes past it. After a skip of dt, `skipped(dt)` is called: the owner
+  /// moves those events dt earlier in simulation time (they are due at the same time on its clock, which
+  /// moved dt ahead). Either may be empty (nothing pending). Stays off where period_skips_allowed() is false.
+  void enable_fluid_skips(std::function<Time()> horizon, std::function<void(Time)> skipped);
+  FluidSkipStats fluid_skip_stats() const;
 
  private:
   std::unique_ptr<detail::Core> impl_;

@@ -81,6 +81,15 @@ class PacketPool {
     --in_flight_;
   }
   std::uint64_t in_flight() const { return in_flight_; }
+  /// The indices of every allocated packet (a walk of the whole pool: for rare checks).
+  std::vector<std::uint32_t> allocated() const {
+    std::vector<bool> is_free(pool_.size(), false);
+    for (const auto i : free_) is_free[i] = true;
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t i = 1; i < pool_.size(); ++i)
+      if (!is_free[i]) out.push_back(i);
+    return out;
+  }
   std::uint64_t peak_in_flight() const { return peak_; }
 
   // FIFO links without data-dependent branches (masks, not ?:, which compilers turn into branches).

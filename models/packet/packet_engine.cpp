@@ -2,6 +2,7 @@
 
 #include "sim/error.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace ibn::pkt {
@@ -39,7 +40,11 @@ struct PacketEngine::Impl {
   /// The component that runs timer closures; the event tag is the closure's slot.
   struct Timers final : Component {
     Timers(Simulation& s, Impl& i) : Component(s, "engine-timers"), impl(i) {}
-    void on_event(EventTag tag) override { impl.timers.take(static_cast<std::uint32_t>(tag))(); }
+    void on_event(EventTag tag) override {
+      const auto slot = static_cast<std::uint32_t>(tag);
+      if (impl.allowed) impl.timer_at[slot] = Time::max();
+      impl.timers.take(slot)();
+    }
     Impl& impl;
   };
 
@@ -47,7 +52,7 @@ struct PacketEngine::Impl {
       : fabric(f), sim(seed), net(sim, f, t, c), timer_component(sim.make<Timers>(sim, *this)) {
     net.on_delivered([this](const MessageRecord& rec) {
       ++delivered;
-      callbacks.take(static_cast<std::uint32_t>(rec.spec.user_tag))(rec.delivered + offset);
+      callbacks.take(static_cast<std::uint32_t>(rec.spec.user_tag))(rec.delivered + clock_offset());
     });
   }
 
@@ -57,9 +62,39 @@ struct PacketEngine::Impl {
   SlotTable<eng::DeliveredFn> callbacks;
   SlotTable<std::function<void()>> timers;
   Timers& timer_component;
+  /// With fluid skips: each timer slot's simulation time and event, Time::max() when not pending. A skip
+  /// stops before the earliest and moves them all earlier by the time it skipped (they stay due at their
+  /// engine times). A walk over the slots (as many as timers ever pending at once) when a skip is planned,
+  /// nothing per timer but two stores.
+  std::vector<Time> timer_at;
+  std::vector<EventHandle> timer_event;
+  void schedule_timer(Time at, std::uint32_t slot) {
+    const EventHandle h = sim.schedule_at(at, timer_component.id(), slot);
+    if (!allowed) return; // no fluid skips: nothing to track
+    if (timer_at.size() <= slot) {
+      timer_at.resize(slot + 1, Time::max());
+      timer_event.resize(slot + 1);
+    }
+    timer_at[slot] = at;
+    timer_event[slot] = h;
+  }
+  Time first_timer() const {
+    Time t = Time::max();
+    for (const Time at : timer_at) t = std::min(t, at);
+    return t;
+  }
+  void timers_earlier(Time dt) {
+    for (std::uint32_t slot = 0; slot < timer_at.size(); ++slot)
+      if (timer_at[slot] != Time::max()) {
+        sim.cancel(timer_event[slot]);
+        schedule_timer(timer_at[slot] - dt, slot);
+      }
+  }
   std::uint64_t delivered = 0;
-  // Period skips: the engine's clock is the simulation's + offset.
+  // Skips: the engine's clock is the simulation's + the periods skipped (offset) + the network's fluid skips.
   Time offset;
+  Time clock_offset() const { return offset + net.fluid_skip_stats().skipped; }
+  Time mark_fluid;      // the network's fluid skips at the mark (a fluid skip since voids the mark)
   bool allowed = false; // packet.fast_forward and a network whose features allow skips
   Time mark_at = Time::max(); // the simulation's time at the mark (Time::max(): none)
   std::uint64_t mark_delivered = 0, mark_events = 0;
@@ -71,12 +106,16 @@ PacketEngine::PacketEngine(const topo::Fabric& fabric, const routing::RoutingTab
     : impl_(std::make_unique<Impl>(fabric, tables, config, seed)) {
   impl_->allowed = config.fast_forward && impl_->net.period_skips_allowed();
   impl_->net.recycle_messages(true); // records are read only in the delivery callback
+  if (impl_->allowed) {
+    Impl* m = impl_.get();
+    m->net.enable_fluid_skips([m] { return m->first_timer(); }, [m](Time dt) { m->timers_earlier(dt); });
+  }
 }
 
 PacketEngine::~PacketEngine() = default;
 
 Time PacketEngine::now() const {
-  return impl_->sim.now() + impl_->offset;
+  return impl_->sim.now() + impl_->clock_offset();
 }
 std::size_t PacketEngine::num_hcas() const { return impl_->net.num_hcas(); }
 Simulation& PacketEngine::simulation() { return impl_->sim; }
@@ -102,7 +141,7 @@ void PacketEngine::send(const eng::TransferSpec& spec, eng::DeliveredFn on_deliv
 
 void PacketEngine::call_at(Time t, std::function<void()> fn) {
   const auto slot = impl_->timers.put(std::move(fn));
-  impl_->sim.schedule_at(t - impl_->offset, impl_->timer_component.id(), slot);
+  impl_->schedule_timer(t - impl_->clock_offset(), slot);
 }
 
 bool PacketEngine::mark_period() {
@@ -112,6 +151,7 @@ bool PacketEngine::mark_period() {
   m.mark_at = m.sim.now();
   m.mark_delivered = m.delivered;
   m.mark_events = m.sim.total_events_executed();
+  m.mark_fluid = m.net.fluid_skip_stats().skipped;
   return true;
 }
 
@@ -120,6 +160,7 @@ bool PacketEngine::skip_periods(std::uint64_t n) {
   if (m.mark_at == Time::max() || m.sim.now() <= m.mark_at) return false;
   const Time period = m.sim.now() - m.mark_at;
   m.mark_at = Time::max();
+  if (m.net.fluid_skip_stats().skipped != m.mark_fluid) return false; // the period measured includes one
   if (!m.net.repeat_periods(n)) return false;
   m.offset += Time::ps(static_cast<std::int64_t>(n) * period.count_ps());
   m.delivered += n * (m.delivered - m.mark_delivered);
@@ -163,11 +204,14 @@ eng::EngineReport PacketEngine::report() const {
              {"retransmitted_packets", s.retransmitted_packets}, {"naks", s.naks},
              {"timeouts", s.timeouts},                     {"acks", s.acks},
              {"peak_packets_in_flight", impl_->net.peak_packets_in_flight()}};
-  if (impl_->skips != 0) // only in runs that skipped: other results unchanged
+  const FluidSkipStats fl = impl_->net.fluid_skip_stats();
+  if (impl_->skips + fl.skips != 0) // only in runs that skipped: other results unchanged
     r.extra["fast_forward"] = {{"skips", impl_->skips},
                                {"periods_skipped", impl_->periods_skipped},
-                               {"skipped_us", impl_->offset.to_us()},
-                               {"events_skipped", impl_->events_skipped}};
+                               {"fluid_skips", fl.skips},
+                               {"packets_skipped", fl.packets_skipped},
+                               {"skipped_us", impl_->clock_offset().to_us()},
+                               {"events_skipped", impl_->events_skipped + fl.events_skipped}};
   const FaultStats fs = impl_->net.fault_stats();
   if (fs.link_downs + fs.link_ups + fs.qp_errors != 0) { // only in faulted runs: other results unchanged
     r.extra["dropped_packets"] = fs.dropped_packets;
