@@ -52,9 +52,9 @@ struct Outcome {
 
 /// Posts `flows` (src, dst, bytes) at time zero and runs; fluid skips on or off.
 Outcome run(const topo::Fabric& f, const std::string& routing,
-            const std::vector<std::tuple<int, int, std::uint64_t>>& flows, bool fluid,
-            PacketConfig cfg = {}) {
-  ibn::test::Run r(f, cfg, routing);
+            const std::vector<std::tuple<int, int, std::uint64_t>>& flows, bool fluid, PacketConfig cfg = {},
+            EventModel events = EventModel::Fast) {
+  ibn::test::Run r(f, cfg, routing, events);
   if (fluid) r.net->enable_fluid_skips(nullptr, nullptr);
   Outcome o;
   o.delivered.assign(flows.size(), Time::max());
@@ -113,6 +113,11 @@ TEST_CASE("fluid skip: flows sharing oversubscribed uplinks end within 0.1 % of 
     CHECK(std::abs(fast.delivered[i].to_us() / exact.delivered[i].to_us() - 1) < 1e-3);
   }
   CHECK(fast.stats.payload_bytes_delivered == exact.stats.payload_bytes_delivered);
+  // The event model's invariants hold on every port event after the skips (Checked: Fast plus assertions),
+  // with the same outcome.
+  const Outcome checked = run(f, "ftree", flows, true, PacketConfig{}, EventModel::Checked);
+  CHECK(checked.skips.skips == fast.skips.skips);
+  CHECK(checked.delivered == fast.delivered);
 }
 
 TEST_CASE("fluid skip: off where the network's features do not repeat (congestion control, AR)") {
