@@ -114,6 +114,7 @@ void Core::fluid_probe() {
 bool Core::fluid_plan(FluidPlan& plan) const {
   const Fluid& f = fluid;
   if (f.samples != kFluidSamples || qp_set_changes != f.changes_mark) return false;
+  if (!period_skips_allowed()) return false; // e.g. faults configured after the skips were turned on
   if (!notify->items.empty() || !poster->heap.empty()) return false; // a completion or a post is due
   constexpr int last = kFluidSamples - 1;
   const Time now = sim.now();
