@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Period skips (packet.fast_forward, docs/engine.md "Fast-forward") side by side with the exact mode, through
-# the product: the same `ibnetsim nccl-tests` command with the key off and on, alternately, and one table of
-# wall time, peak RSS, engine events, p50, p99, periods skipped and the ratios exact / fast-forward.
+# Fast-forward (packet.fast_forward, docs/engine.md "Fast-forward": period, fluid and repeat skips) side by
+# side with the exact mode, through the product: the same `ibnetsim nccl-tests` command with the key off and
+# on, alternately, and one table of wall time, peak RSS, engine events, p50, p99, what was skipped (periods,
+# fluid skips, executions) and the ratios exact / fast-forward.
 #
 # Usage: bench/run_fast_forward.sh [--build-dir DIR] [--nodes N] [--gpus G] [--iters I] [--rounds R]
 #                                  [-- extra nccl-tests arguments]
@@ -45,7 +46,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cmd=(nccl-tests all_reduce_perf -b 64M -e 64M -g "$gpus" --nodes "$nodes" -n "$iters" -w 0 -q "${workload[@]}")
-echo "period skips vs exact — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "fast-forward vs exact — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "command: ibnetsim ${cmd[*]} --set packet.fast_forward=false|true"
 
 # best[mode] = "wall rss events p50 p99 periods" of the fastest round
@@ -61,7 +62,8 @@ r = json.load(open(sys.argv[1]))
 e = r["engine"]
 c = r["collectives"][0]["completion_us"]
 ff = e["counters"].get("fast_forward", {})
-print(e["events"], c["p50"], c["p99"], ff.get("periods_skipped", 0))
+print(e["events"], c["p50"], c["p99"], ff.get("periods_skipped", 0), ff.get("fluid_skips", 0),
+      ff.get("executions_skipped", 0))
 PY
 )
     line="$wall $rss $figures"
@@ -71,16 +73,17 @@ PY
   done
 done
 
-printf '%-14s %10s %10s %14s %14s %14s %8s\n' mode "wall (s)" "RSS (MB)" events "p50 (us)" "p99 (us)" periods
+printf '%-14s %10s %10s %14s %14s %14s %8s %6s %6s\n' mode "wall (s)" "RSS (MB)" events "p50 (us)" "p99 (us)" \
+  periods fluid execs
 for mode in false true; do
-  read -r wall rss events p50 p99 periods <<<"${best[$mode]}"
+  read -r wall rss events p50 p99 periods fluid execs <<<"${best[$mode]}"
   label=exact
   [ "$mode" = true ] && label=fast-forward
-  printf '%-14s %10s %10.0f %14s %14s %14s %8s\n' "$label" "$wall" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
-    "$events" "$p50" "$p99" "$periods"
+  printf '%-14s %10s %10.0f %14s %14s %14s %8s %6s %6s\n' "$label" "$wall" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" \
+    "$events" "$p50" "$p99" "$periods" "$fluid" "$execs"
 done
-read -r w0 _ e0 p0 q0 _ <<<"${best[false]}"
-read -r w1 _ e1 p1 q1 _ <<<"${best[true]}"
+read -r w0 _ e0 p0 q0 _ _ _ <<<"${best[false]}"
+read -r w1 _ e1 p1 q1 _ _ _ <<<"${best[true]}"
 awk -v w0="$w0" -v w1="$w1" -v e0="$e0" -v e1="$e1" -v p0="$p0" -v p1="$p1" -v q0="$q0" -v q1="$q1" 'BEGIN {
   printf "exact / fast-forward: wall %.1fx, events %.1fx; p50 %+.4f %%, p99 %+.4f %%\n",
          w0 / w1, e0 / e1, (p1 / p0 - 1) * 100, (q1 / q0 - 1) * 100 }'

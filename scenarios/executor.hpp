@@ -60,6 +60,8 @@ class DagExecutor {
   /// at the last delivery with its time. One execution at a time per executor (std::logic_error otherwise).
   void start(std::vector<Time> ready, std::function<void(Time end)> done);
   bool running() const { return running_; }
+  /// Whether this executor may skip periods within an execution (and so marks the engine itself).
+  bool skips_periods() const { return !regions_.empty(); }
   /// Network (inter-node) and NVLink transfers per execution.
   std::size_t network_transfers() const { return network_transfers_; }
   std::size_t nvlink_transfers() const { return dag_.size() - network_transfers_; }

@@ -5,7 +5,9 @@
 #include "scenarios/background.hpp"
 #include "scenarios/collectives.hpp"
 #include "scenarios/executor.hpp"
+#include "scenarios/jitter.hpp"
 #include "scenarios/placement.hpp"
+#include "scenarios/repeat_skip.hpp"
 #include "scenarios/replay.hpp"
 #include "scenarios/resource_estimate.hpp"
 #include "scenarios/ring_fluid.hpp"
@@ -28,43 +30,6 @@
 namespace ibn::scen {
 
 namespace {
-
-/// Per-rank extra compute time (stragglers).
-class Jitter {
- public:
-  Jitter(const JitterSpec& j, Rng& rng) : j_(j), rng_(rng) {}
-  Time draw() {
-    const double s = j_.scale_us;
-    double x = 0;
-    if (j_.distribution == JitterDist::None || s == 0) return Time::zero();
-    switch (j_.distribution) {
-    case JitterDist::None:
-      break;
-    case JitterDist::Normal:
-      x = std::max(0.0, s * gauss());
-      break;
-    case JitterDist::Lognormal:
-      x = s * std::exp(j_.lognormal_sigma * gauss());
-      break;
-    case JitterDist::Exponential:
-      x = rng_.exponential(s);
-      break;
-    case JitterDist::Uniform:
-      x = s * rng_.uniform01();
-      break;
-    }
-    return Time::from_us(x);
-  }
-
- private:
-  double
-  gauss() { // Box-Muller, one value per call (deterministic and portable, unlike std::normal_distribution)
-    const double u1 = 1.0 - rng_.uniform01(), u2 = rng_.uniform01();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-  }
-  JitterSpec j_;
-  Rng& rng_;
-};
 
 struct JobRun {
   const JobSpec* spec = nullptr;
@@ -203,6 +168,9 @@ class ScenarioRunner {
   ExecOptions exec_opts_;
   bool stopping_ = false; // every finite job is done: looping work stops
   bool time_up_ = false;  // run.max_sim_time_ms reached: no job starts another iteration
+  bool repeat_ok_ =
+      false; // repeat skips (scenarios/repeat_skip.hpp): nothing random, nothing else on the engine
+  RepeatSkip repeat_;
   std::size_t finite_left_ = 0;
   Time last_end_ = Time::zero(); // the last collective's completion: the run's duration for link utilization
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
@@ -304,6 +272,7 @@ void ScenarioRunner::build_jobs() {
   exec_opts_.fast_forward = w_.packet.fast_forward && engine_kind_ == EngineKind::Packet &&
                             s_.jobs.size() == 1 && s_.background.empty() && w_.timed_faults.empty() &&
                             !(s_.max_sim_time_ms > 0);
+  repeat_ok_ = exec_opts_.fast_forward && var_.empty() && !exec_opts_.noise && opt_.trace_limit == 0;
   jobs_.resize(s_.jobs.size()); // never resized again: executors' callbacks hold JobRun pointers
   decide_ring_fluid();
   for (std::size_t i = 0; i < s_.jobs.size(); ++i) build_job(i);
@@ -640,6 +609,19 @@ void ScenarioRunner::on_done(JobRun& jr, Time end) {
   if (jr.recording())
     out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back(sample_us);
   if (!wl.loop) ++done_iters_;
+  // Repeat skips: the rest of this entry's executions, once they repeat this one exactly (the skipped ones'
+  // samples are this one's; the engine moved its clock and counters on by as many periods).
+  const auto& coll = jr.colls[jr.entries[jr.entry].coll];
+  if (repeat_ok_ && !wl.loop && !jr.trace && jr.jitter->none() && coll.exec && !coll.exec->skips_periods())
+    if (const auto n = repeat_.on_done(*engine_, jr.entry, end, end - jr.first_ready, jr.reps - jr.rep - 1)) {
+      for (std::uint32_t i = 0; i < n; ++i) {
+        ++jr.rep;
+        if (jr.recording()) out_.collectives[coll.result].samples_us.push_back(sample_us);
+        if (opt_.progress_slot) opt_.progress_slot->run_done += JobRun::transfers_of(coll);
+      }
+      done_iters_ += n;
+      last_end_ = std::max(last_end_, engine_->now());
+    }
   if (opt_.progress && !opt_.progress_slot && !wl.loop) report_progress(); // a slot: sim/progress.hpp prints
   if (!jr.advance()) {
     if (!wl.loop) return finish_job(jr);
@@ -790,6 +772,7 @@ RunResult ScenarioRunner::run() {
                                                 s_.file + ": key 'background[" + std::to_string(b) + "]'",
                                                 out_.sim_time, out_.warnings));
   out_.engine = engine_->report();
+  if (repeat_.skips() != 0) out_.engine.extra["fast_forward"]["executions_skipped"] = repeat_.skipped();
   if (capped_draws_) out_.warnings.push_back(calib::LognormalPareto::capped_note(capped_draws_));
   report_faults();
   if (engine_kind_ == EngineKind::Flow && s_.flow_symmetric_steps) {

@@ -201,7 +201,8 @@ std::vector<PacketKnob> make_knobs() {
        [](C& c, const J& v, const std::string&) { c.trace_rates = v.get<bool>(); }},
       bool_knob<&C::fast_forward>("fast_forward", "Skips: a collective whose steps repeat in shape and run "
                                                   "steadily skips whole periods, steady flows the middle of long "
-                                                  "messages (docs/engine.md \"Fast-forward\"); false: exact."),
+                                                  "messages, a job the executions that repeat its last ones "
+                                                  "exactly (docs/engine.md \"Fast-forward\"); false: exact."),
   };
 }
 

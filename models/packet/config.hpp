@@ -94,7 +94,8 @@ struct PacketConfig : common::Framing, common::DeviceKnobs {
   /// dependencies shifted by a step) and whose progress is steady (each of 4 windows of 16 steps within 1 %
   /// of their mean) skips whole periods, the time skipped being the measured period's; and while every
   /// active QP sends the middle of a long message at a steady rate, PacketEngine's network moves each stream
-  /// ahead by rate x time (fluid skips, models/packet/fluid_skip.cpp). false: exact.
+  /// ahead by rate x time (fluid skips, models/packet/fluid_skip.cpp); and a job whose executions repeat
+  /// exactly skips the rest of them (repeat skips, scenarios/repeat_skip.hpp). false: exact.
   bool fast_forward = true;
 
   /// Credits (64-byte blocks) a packet of `wire_bytes` needs.

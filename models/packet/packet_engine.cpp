@@ -161,6 +161,9 @@ bool PacketEngine::skip_periods(std::uint64_t n) {
   const Time period = m.sim.now() - m.mark_at;
   m.mark_at = Time::max();
   if (m.net.fluid_skip_stats().skipped != m.mark_fluid) return false; // the period measured includes one
+  if (n > static_cast<std::uint64_t>((Time::max() - m.sim.now() - m.clock_offset()).count_ps() /
+                                     period.count_ps()))
+    return false; // the clock would wrap
   if (!m.net.repeat_periods(n)) return false;
   m.offset += Time::ps(static_cast<std::int64_t>(n) * period.count_ps());
   m.delivered += n * (m.delivered - m.mark_delivered);

@@ -16,28 +16,35 @@ using ibn::test::run_cli;
 namespace {
 
 struct Run {
-  double p50_us = 0;
-  std::uint64_t events = 0, hops = 0, skips = 0, fluid_skips = 0;
+  double p50_us = 0, p99_us = 0, simulated_us = 0;
+  std::uint64_t events = 0, hops = 0, skips = 0, fluid_skips = 0, executions_skipped = 0, samples = 0;
   std::string manifest_ff;
+  nlohmann::json links; ///< the per-tier link tables
 };
 
 Run nccl(const std::string& args, bool fast_forward, const std::string& name,
-         const std::string& shape = "-b 64M -e 64M -g 8 --nodes 16") {
+         const std::string& shape = "-b 64M -e 64M -g 8 --nodes 16", int iters = 1) {
   const auto dir = ibn::test::scratch_dir(name);
-  const auto r = run_cli("nccl-tests all_reduce_perf " + shape + " -n 1 -w 0 -q " + args +
-                         " --set packet.fast_forward=" + (fast_forward ? "true" : "false") + " -o " +
-                         dir.string() + " 2>&1");
+  const auto r = run_cli(
+      "nccl-tests all_reduce_perf " + shape + " -n " + std::to_string(iters) + " -w 0 -q " + args +
+      " --set packet.fast_forward=" + (fast_forward ? "true" : "false") + " -o " + dir.string() + " 2>&1");
   INFO(r.out);
   REQUIRE(r.code == 0);
   const auto j = ibn::test::read_json_file(dir / "results.json");
   Run out;
-  out.p50_us = j.at("collectives").at(0).at("completion_us").at("p50").get<double>();
+  const auto& cu = j.at("collectives").at(0).at("completion_us");
+  out.p50_us = cu.at("p50").get<double>();
+  out.p99_us = cu.at("p99").get<double>();
+  out.samples = cu.at("n").get<std::uint64_t>();
+  out.simulated_us = j.at("engine").at("simulated_us").get<double>();
+  out.links = j.at("links");
   out.events = j.at("engine").at("events").get<std::uint64_t>();
   out.hops = j.at("engine").at("counters").at("packet_hops").get<std::uint64_t>();
   const auto& c = j.at("engine").at("counters");
   if (c.contains("fast_forward")) {
     out.skips = c.at("fast_forward").at("skips").get<std::uint64_t>();
     out.fluid_skips = c.at("fast_forward").at("fluid_skips").get<std::uint64_t>();
+    out.executions_skipped = c.at("fast_forward").value("executions_skipped", std::uint64_t{0});
   }
   out.manifest_ff = j.at("manifest").at("config").at("packet").at("fast_forward").dump();
   return out;
@@ -89,6 +96,53 @@ TEST_CASE(
     CHECK(fast.skips == 0);
     CHECK(fast.events == exact.events);
     CHECK(fast.p50_us == exact.p50_us);
+  }
+}
+
+TEST_CASE(
+    "packet.fast_forward: executions that repeat exactly are skipped (repeat skips), results identical") {
+  // A tree on 8 nodes x 8 GPUs, 20 executions (-n 10: out-of-place and in-place): nothing random, so once
+  // three executions in a row took the same time with the same spacing, the other 17 are the same; the run
+  // skips them. Every figure of the results is the exact run's: percentiles, sample count, simulated time,
+  // the per-tier link tables (the engine's counters grow by whole periods).
+  const std::string shape = "-b 64M -e 64M -g 8 --nodes 8";
+  const std::string args = "--algo tree";
+  const Run exact = nccl(args, false, "ff-repeat-exact", shape, 10);
+  const Run fast = nccl(args, true, "ff-repeat-fast", shape, 10);
+  CHECK(exact.executions_skipped == 0);
+  CHECK(fast.executions_skipped == 17);
+  CHECK(fast.p50_us == exact.p50_us);
+  CHECK(fast.p99_us == exact.p99_us);
+  CHECK(fast.samples == 20);
+  CHECK(exact.samples == 20);
+  CHECK(fast.simulated_us == exact.simulated_us);
+  CHECK(fast.hops == exact.hops);
+  CHECK(fast.links == exact.links);
+  CHECK(fast.events * 4 < exact.events);
+  // The same tree as a `run` scenario: without jitter it skips as above; with per-rank jitter the executions
+  // differ and nothing is skipped.
+  const auto dir = ibn::test::scratch_dir("ff-repeat-jitter");
+  for (const bool jitter : {false, true}) {
+    CAPTURE(jitter);
+    const std::string j = jitter ? R"(, "jitter": {"distribution": "lognormal", "scale_us": 5})" : "";
+    const auto file = dir / (jitter ? "jitter.json" : "plain.json");
+    std::ofstream(file)
+        << R"({"name": "ff", "seed": 1, "fabric": {"generator": "fat-tree", "params": {"tiers": 2,
+        "radix": 16, "hosts": 64, "rate": "NDR"}}, "jobs": [{"name": "t", "nodes": 8, "gpus_per_node": 8,
+        "nics_per_node": 8, "workload": {"op": "allreduce", "sizes": ["64M"], "algorithm": "tree",
+        "iterations": 10, "warmup": 2)" +
+               j + "}}]}";
+    const auto out = dir / (jitter ? "jitter" : "plain");
+    const auto r = run_cli("run " + file.string() + " -q -o " + out.string() + " 2>&1");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const auto res = ibn::test::read_json_file(out / "results.json");
+    const auto& c = res.at("engine").at("counters");
+    CHECK(res.at("collectives").at(0).at("completion_us").at("n").get<int>() == 10);
+    if (jitter)
+      CHECK(!c.contains("fast_forward"));
+    else
+      CHECK(c.at("fast_forward").at("executions_skipped").get<int>() == 9); // 12 executions, 3 simulated
   }
 }
 
