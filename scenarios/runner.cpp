@@ -168,8 +168,8 @@ class ScenarioRunner {
   ExecOptions exec_opts_;
   bool stopping_ = false; // every finite job is done: looping work stops
   bool time_up_ = false;  // run.max_sim_time_ms reached: no job starts another iteration
-  bool repeat_ok_ =
-      false; // repeat skips (scenarios/repeat_skip.hpp): nothing random, nothing else on the engine
+  // Repeat skips (scenarios/repeat_skip.hpp): allowed when nothing is random and nothing else shares the engine.
+  bool repeat_ok_ = false;
   RepeatSkip repeat_;
   std::size_t finite_left_ = 0;
   Time last_end_ = Time::zero(); // the last collective's completion: the run's duration for link utilization

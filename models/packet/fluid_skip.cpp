@@ -5,14 +5,15 @@
 // Detection (fluid_probe, called by the responder's in-order path once per window): the set of active
 // requester QPs must stay the same (no QP starts or stops: Core::qp_set_changes) over kFluidSamples - 1
 // windows; each QP's rate in every window — in-order PSNs over the time between the windows' last
-// deliveries, exact for a periodic flow — within kFluidTolerance of its rate over the whole span; and the
-// packets in flight within the same tolerance (queues neither filling nor draining).
+// deliveries, exact for a periodic flow — within kFluidTolerance of its rate over the whole span; and each
+// QP's packets in flight within that tolerance plus 2 packets (queues neither filling nor draining).
 //
 // The skip (fluid_skip, its own event at the detecting time): every QP's message must be the one at the
-// front of its send queue, with its first and last packets outside the skipped range (no completion, no
+// front of its send queue, its first packet delivered and its last not yet sent (no completion, no
 // acknowledgement of another message, no notification pending), no resend, no NAK, READ or CNP in flight,
 // and more than a margin of packets left to send after the skip. The time skipped, dt, is the span's time
-// for a whole number of the fastest QP's packets; every QP q moves k_q = rate_q x dt packets ahead: its
+// for a whole number of packets of the QP that limits the skip (least room for its rate), or less where
+// the owner's next timer is due; every QP q moves k_q = rate_q x dt packets ahead: its
 // PSNs (next, highest sent, unacknowledged, expected at the responder), its message's received packets and
 // bytes and send offset, and the PSNs of its packets and ACKs in flight (which keep their places: the
 // network's state relative to now is the steady one). The clock is not moved; the skipped time is an
@@ -129,7 +130,7 @@ bool Core::fluid_plan(FluidPlan& plan) const {
     const Msg& m = msgs[qp.sendq.front()];
     if (qp.send_pos != 0 || m.rec.spec.verb == Verb::Read || !m.psn_assigned || qp.failed ||
         !qp.ooo.empty() || !qp.reads.empty() || qp.reads_outstanding != 0 || qp.next_psn != qp.max_psn_sent ||
-        qp.una < m.first_psn || qp.epsn < m.first_psn || qp.next_psn >= m.first_psn + m.npkts)
+        qp.una < m.first_psn || qp.epsn <= m.first_psn || qp.next_psn >= m.first_psn + m.npkts)
       return false;
     const std::uint32_t unsent = m.first_psn + m.npkts - qp.next_psn;
     const std::uint32_t margin = std::max(kMinMargin, 2 * (qp.next_psn - qp.epsn));
