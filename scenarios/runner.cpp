@@ -393,7 +393,8 @@ CollectiveSpec ScenarioRunner::spec_for(std::size_t i, CollOp op, std::uint64_t 
   if (const double g = job_nic_gbps(i); g > 0) cs.nic_gbps = g;
   cs.nvlink_gbps = s_.nvlink_gbps;
   cs.hw_net_latency = job_hw_net_latency(i);
-  if (!var_.launch.zero()) cs.launch_credit = Time::from_us(var_.launch.typical());
+  if (!var_.launch.zero()) // (held where the draws are held: a heavy body's mean overflows the clock)
+    cs.launch_credit = Time::from_us(std::min(var_.launch.typical(), calib::LognormalPareto::kMaxDrawUs));
   // NCCL's cost model (scenarios/nccl_cost.hpp): on with nccl.costs (the default), with a profile's fitted
   // costs in place of the table's; nccl.costs=false turns both off (the network alone, or an MPI library's
   // collective in `validate osu`).
