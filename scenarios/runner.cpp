@@ -607,12 +607,11 @@ void ScenarioRunner::on_done(JobRun& jr, Time end) {
     if (f > 1.0) stretch = Time::from_us(sample_us * (f - 1.0));
     sample_us *= f;
   }
-  if (jr.recording())
-    out_.collectives[jr.colls[jr.entries[jr.entry].coll].result].samples_us.push_back(sample_us);
+  const auto& coll = jr.colls[jr.entries[jr.entry].coll];
+  if (jr.recording()) out_.collectives[coll.result].samples_us.push_back(sample_us);
   if (!wl.loop) ++done_iters_;
   // Repeat skips: the rest of this entry's executions, once they repeat this one exactly (the skipped ones'
   // samples are this one's; the engine moved its clock and counters on by as many periods).
-  const auto& coll = jr.colls[jr.entries[jr.entry].coll];
   if (repeat_ok_ && !wl.loop && !jr.trace && jr.jitter->none() && coll.exec && !coll.exec->skips_periods())
     if (const auto n = repeat_.on_done(*engine_, jr.entry, end, end - jr.first_ready, jr.reps - jr.rep - 1)) {
       for (std::uint32_t i = 0; i < n; ++i) {

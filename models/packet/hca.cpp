@@ -294,9 +294,10 @@ void Core::send_ctrl(HcaIndex from, HcaIndex to, std::uint32_t q, Kind kind, std
       stats.acks++;
       send_ctrl(h, qp.src, p.qp, Kind::Ack, qp.epsn - 1, vl_of(p.sl));
     }
-    qp.last_rx = sim.now();
-    if (fluid_on && sim.now() >= fluid.next_probe) [[unlikely]]
-      fluid_probe();
+    if (fluid_on) [[unlikely]] { // fluid skips sample when each QP last advanced, once per window
+      qp.last_rx = sim.now();
+      if (sim.now() >= fluid.next_probe) fluid_probe();
+    }
     return;
   }
   case Rx::Placed:

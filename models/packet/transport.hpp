@@ -69,7 +69,7 @@ struct RcQp {
   bool req_active = false;
   // ---- responder (at dst)
   std::uint32_t epsn = 0;
-  Time last_rx; ///< when epsn last advanced (fluid skips sample it)
+  Time last_rx; ///< when epsn last advanced (kept only while fluid skips are on, which sample it)
   std::set<std::uint32_t> ooo;
   bool nak_sent = false;
   std::uint32_t since_ack = 0;
